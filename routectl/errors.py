@@ -1,0 +1,83 @@
+"""The error tree. Every error routectl raises on purpose is one of these.
+
+Retry semantics are carried by type, so the worker loop is the only place that decides what
+an error means, and plugins translate their SDK's exceptions at their own boundary
+(``raise ProviderThrottledError(...) from exc``)::
+
+    * RoutectlError
+      + ConfigError                  -- bad flag, value or option; exit 2 at start-up
+        - ProviderNotFoundError      -- no entry point of that name in ``routectl.providers``
+      + InvalidObjectError           -- a Kubernetes object routectl cannot read (skipped)
+      + KubeError                    -- the API server said no (``status`` kept)
+        - ResourceVersionGoneError   -- 410 Expired on list or watch; the informer relists
+      + ProviderError                -- a cloud call failed; transient: retried with backoff
+        - ProviderTimeoutError       -- no answer within the per-call timeout (transient)
+        - ProviderThrottledError     -- the cloud asked us to slow down (``retry_after``)
+        - ProviderTerminalError      -- retrying cannot help; wait for the next change
+        - RouteAlreadyExistsError    -- create of a route that exists: counts as success
+        - RouteNotFoundError         -- delete of a route that is gone: counts as success
+
+Messages never contain credentials: plugins must not put tokens or signed URLs into them.
+"""
+
+from __future__ import annotations
+
+
+class RoutectlError(Exception):
+    """The root of every error routectl raises on purpose."""
+
+
+class ConfigError(RoutectlError):
+    """A flag, value or provider option is invalid; the process cannot start."""
+
+
+class ProviderNotFoundError(ConfigError):
+    """No provider plugin is installed under the requested name."""
+
+
+class InvalidObjectError(RoutectlError):
+    """A Kubernetes object lacks what routectl needs to read it (for example a name)."""
+
+
+class KubeError(RoutectlError):
+    """The Kubernetes API server refused or failed a request."""
+
+    def __init__(self, message: str, *, status: int = 0, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+class ResourceVersionGoneError(KubeError):
+    """The resourceVersion asked for is too old (410 Expired): list again."""
+
+
+class ProviderError(RoutectlError):
+    """A cloud call failed in a way that may pass: retried with backoff."""
+
+
+class ProviderTimeoutError(ProviderError):
+    """A cloud call did not answer within the per-call timeout; it may still have succeeded."""
+
+
+class ProviderThrottledError(ProviderError):
+    """The cloud rejected a call for exceeding its rate limit.
+
+    ``retry_after`` is the number of seconds the cloud asked us to wait, when it said.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ProviderTerminalError(ProviderError):
+    """A cloud call failed in a way retrying cannot fix (quota, permissions, bad input)."""
+
+
+class RouteAlreadyExistsError(ProviderError):
+    """Create found the route already there; the controller counts it as success."""
+
+
+class RouteNotFoundError(ProviderError):
+    """Delete found the route already gone; the controller counts it as success."""

@@ -1,0 +1,62 @@
+"""The values routectl reasons about: Nodes as routing sees them, and cloud routes.
+
+Everything here is a frozen, slotted, keyword-only dataclass, so values can be hashed,
+shared between tasks and compared without surprises. Kubernetes JSON and cloud SDK objects
+never cross into the core; the edges (``kube``, the provider plugins) turn them into these.
+The field names mirror upstream's ``cloudprovider.Route`` so Go plugin authors recognise them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeAddress:
+    """One entry of a Node's ``status.addresses``, e.g. ``InternalIP 10.0.0.5``."""
+
+    type: str
+    address: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Condition:
+    """A Node's ``NetworkUnavailable`` condition: the only condition routectl reads or writes."""
+
+    status: str
+    reason: str
+    message: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeView:
+    """What routing needs to know of a Node, and nothing more.
+
+    ``pod_cidrs`` keeps the strings exactly as the API server sent them: routes are created
+    with these strings, as upstream does.
+    """
+
+    name: str
+    uid: str
+    pod_cidrs: tuple[str, ...]
+    addresses: tuple[NodeAddress, ...]
+    network_unavailable: Condition | None = None
+    provider_id: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Route:
+    """Traffic for ``destination_cidr`` goes to the node ``target_node``.
+
+    ``name`` is the cloud's name for the route; it is ignored on create. A route whose target
+    the provider cannot resolve has an empty ``target_node`` and may be a ``blackhole``.
+    ``target_node_addresses`` is only meaningful when ``enable_node_addresses`` is set
+    (upstream's per-provider opt-in to replacing routes when a node's addresses change).
+    """
+
+    target_node: str
+    destination_cidr: str
+    name: str = ""
+    target_node_addresses: tuple[NodeAddress, ...] = ()
+    blackhole: bool = False
+    enable_node_addresses: bool = False

@@ -1,0 +1,293 @@
+"""The provider plugin contract, plugin loading, and the one gate every cloud call passes.
+
+A provider is any class (or callable) registered under the entry-point group
+``routectl.providers`` that, called with ``cluster_name`` and ``options``, returns a
+:class:`RouteProvider`. Only the provider named on the command line is imported; an unknown
+name fails with the list of installed names. The contract mirrors upstream's
+``cloudprovider.Routes``.
+
+Plugins never rate-limit or retry: :class:`RateLimitedProvider` wraps them and gives every
+call one token bucket (aiolimiter), one concurrency limit, a per-call timeout and one retry
+layer (tenacity: exponential backoff with jitter, capped attempts, a cloud's ``retry_after``
+honoured and applied to every call, terminal errors never retried). "Already exists" on
+create and "not found" on delete count as success.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import importlib.metadata
+import random
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from typing import Protocol, TypeVar, cast
+
+import aiolimiter
+import tenacity
+
+from routectl.errors import (
+    ProviderError,
+    ProviderNotFoundError,
+    ProviderTerminalError,
+    ProviderThrottledError,
+    ProviderTimeoutError,
+    RouteAlreadyExistsError,
+    RouteNotFoundError,
+)
+from routectl.model import Route
+from routectl.ratelimit import backoff_delay
+
+ENTRY_POINT_GROUP = "routectl.providers"
+T = TypeVar("T")
+
+
+class RouteProvider(Protocol):
+    """What routectl needs from a cloud: the routes of one cluster, and changes to them."""
+
+    async def list_routes(self) -> Collection[Route]:
+        """Every route of this cluster the provider manages, with target nodes resolved."""
+        ...
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """Create ``route``; ``name_hint`` (the node's UID) may help name it."""
+        ...
+
+    async def delete_route(self, route: Route) -> None:
+        """Delete ``route``, one previously returned by :meth:`list_routes`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections and other resources."""
+        ...
+
+
+class ProviderFactory(Protocol):
+    """Builds a provider; a plugin's class usually is its own factory."""
+
+    def __call__(self, *, cluster_name: str, options: Mapping[str, str]) -> RouteProvider: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class InstalledProvider:
+    """A provider plugin found in the entry-point group, and the distribution shipping it."""
+
+    name: str
+    distribution: str
+    version: str
+    target: str
+
+
+def installed_providers() -> list[InstalledProvider]:
+    """List installed plugins by name, without importing any of them."""
+    found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    return sorted(
+        (
+            InstalledProvider(
+                name=ep.name,
+                distribution=ep.dist.name if ep.dist else "",
+                version=ep.dist.version if ep.dist else "",
+                target=ep.value,
+            )
+            for ep in found
+        ),
+        key=lambda p: p.name,
+    )
+
+
+def load_factory(name: str) -> ProviderFactory:
+    """Import only the plugin registered as ``name``; the error lists what is installed."""
+    found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=name)
+    if not found:
+        known = ", ".join(p.name for p in installed_providers()) or "none"
+        raise ProviderNotFoundError(f"--provider: no provider {name!r}; installed: {known}")
+    (entry_point, *_) = found
+    return cast("ProviderFactory", entry_point.load())
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CallPolicy:
+    """How cloud calls are paced and retried. Defaults suit a 1-10 req/s cloud budget."""
+
+    qps: float = 2.0
+    """Sustained cloud calls per second, every attempt counted (retries included)."""
+    burst: int = 10
+    """Calls allowed at once after a quiet period."""
+    concurrency: int = 200
+    """Calls in flight at once; upstream's ``maxConcurrentRouteOperations``."""
+    timeout: float = 30.0
+    """Seconds one attempt may take before it counts as a (transient) failure."""
+    max_attempts: int = 4
+    """Attempts per call before the error reaches the worker, which requeues the sync."""
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0
+
+
+class CallObserver(Protocol):
+    """Receives one record per attempt (for metrics); must not block."""
+
+    def attempt(self, *, operation: str, result: str, seconds: float) -> None: ...
+
+    def token_wait(self, *, seconds: float) -> None: ...
+
+
+class _NoObserver:
+    def attempt(self, *, operation: str, result: str, seconds: float) -> None:
+        """Ignore the record."""
+
+    def token_wait(self, *, seconds: float) -> None:
+        """Ignore the record."""
+
+
+NO_OBSERVER: CallObserver = _NoObserver()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CallStatistics:
+    """Counters of a :class:`RateLimitedProvider`, for tests and metrics."""
+
+    attempts: Mapping[tuple[str, str], int]
+    token_wait_seconds: float
+
+    def count(self, operation: str, result: str | None = None) -> int:
+        """Attempts of ``operation`` (with ``result``, if given)."""
+        return sum(
+            n for (op, res), n in self.attempts.items() if op == operation and result in (None, res)
+        )
+
+
+class RateLimitedProvider:
+    """A :class:`RouteProvider` that paces, bounds, times out and retries another one."""
+
+    def __init__(
+        self,
+        inner: RouteProvider,
+        *,
+        policy: CallPolicy,
+        observer: CallObserver = NO_OBSERVER,
+        rng: random.Random | None = None,
+    ) -> None:
+        if policy.qps <= 0 or policy.burst < 1 or policy.concurrency < 1:
+            raise ValueError("qps must be > 0, burst and concurrency >= 1")
+        self.inner = inner
+        self.policy = policy
+        self._observer = observer
+        self._rng = rng or random.Random()  # noqa: S311 -- jitter, not cryptography
+        self._limiter: aiolimiter.AsyncLimiter | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._paused_until = 0.0
+        self._attempts: collections.Counter[tuple[str, str]] = collections.Counter()
+        self._token_wait = 0.0
+
+    def statistics(self) -> CallStatistics:
+        """A snapshot of the attempt counters and the total time spent waiting for tokens."""
+        return CallStatistics(attempts=dict(self._attempts), token_wait_seconds=self._token_wait)
+
+    async def list_routes(self) -> Collection[Route]:
+        """List through the gate."""
+        return tuple(await self._call("list", self.inner.list_routes))
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """Create through the gate; a route that already exists is success."""
+
+        async def create() -> None:
+            await self.inner.create_route(route, name_hint=name_hint)
+
+        await self._call("create", create)
+
+    async def delete_route(self, route: Route) -> None:
+        """Delete through the gate; a route that is already gone is success."""
+
+        async def delete() -> None:
+            await self.inner.delete_route(route)
+
+        await self._call("delete", delete)
+
+    async def aclose(self) -> None:
+        """Close the wrapped provider."""
+        await self.inner.aclose()
+
+    async def _call(self, operation: str, fn: Callable[[], Awaitable[T]]) -> T:
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(self.policy.max_attempts),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception(_retryable),
+            sleep=asyncio.sleep,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await self._attempt(operation, fn)
+        raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+
+    async def _attempt(self, operation: str, fn: Callable[[], Awaitable[T]]) -> T:
+        loop = asyncio.get_running_loop()
+        if self._limiter is None or self._slots is None:
+            # Created on first use: aiolimiter and semaphores bind to the running loop.
+            self._limiter = aiolimiter.AsyncLimiter(
+                self.policy.burst, self.policy.burst / self.policy.qps
+            )
+            self._slots = asyncio.Semaphore(self.policy.concurrency)
+        async with self._slots:
+            # A cloud's retry-after holds back every call; it may be extended while we wait.
+            while (pause := self._paused_until - loop.time()) > 0:  # noqa: ASYNC110
+                await asyncio.sleep(pause)
+            waited_from = loop.time()
+            await self._limiter.acquire()
+            waited = loop.time() - waited_from
+            self._token_wait += waited
+            self._observer.token_wait(seconds=waited)
+            started = loop.time()
+            result = "ok"
+            try:
+                async with asyncio.timeout(self.policy.timeout):
+                    return await fn()
+            except TimeoutError:
+                result = "timeout"
+                raise ProviderTimeoutError(
+                    f"{operation} did not answer within {self.policy.timeout:g}s"
+                ) from None
+            except RouteAlreadyExistsError:
+                result = "already_exists"
+                if operation != "create":
+                    raise
+                return cast("T", None)
+            except RouteNotFoundError:
+                result = "not_found"
+                if operation != "delete":
+                    raise
+                return cast("T", None)
+            except ProviderThrottledError as exc:
+                result = "throttled"
+                if exc.retry_after:
+                    self._paused_until = max(self._paused_until, loop.time() + exc.retry_after)
+                raise
+            except ProviderTerminalError:
+                result = "terminal"
+                raise
+            except ProviderError:
+                result = "error"
+                raise
+            finally:
+                self._attempts[(operation, result)] += 1
+                self._observer.attempt(
+                    operation=operation, result=result, seconds=loop.time() - started
+                )
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        """Exponential backoff with jitter, never shorter than a cloud's ``retry_after``."""
+        delay = backoff_delay(
+            failures=state.attempt_number,
+            base=self.policy.backoff_base,
+            cap=self.policy.backoff_cap,
+        ) * self._rng.uniform(0.5, 1.0)
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, ProviderThrottledError) and exc.retry_after:
+            delay = max(delay, exc.retry_after)
+        return delay
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, ProviderError) and not isinstance(
+        exc, ProviderTerminalError | RouteAlreadyExistsError | RouteNotFoundError
+    )

@@ -1,0 +1,297 @@
+"""The pure route planner: which routes to create and delete, and which conditions to write.
+
+This is upstream's ``reconcile`` (k8s.io/cloud-provider route controller) split from its
+side effects. The rules are upstream's, with the improvements DESIGN.md allows:
+
+* A route is *kept* when a listed route targets the node with the same CIDR; it is *added*
+  when none does; it is *updated* (deleted, then re-created) when the provider reports node
+  addresses (``enable_node_addresses``) and they differ from the Node's as sets, or when the
+  listed route is a blackhole.
+* A listed route is deleted only if it is inside a cluster CIDR (:func:`is_responsible`) and
+  it is a blackhole, or no Node wants it, or it is being updated. Routes whose CIDR does not
+  parse are never deleted.
+* CIDRs are compared in canonical form; a pod CIDR listed twice yields one route; a pod CIDR
+  claimed by two Nodes goes to the Node whose name sorts first, deterministically.
+* A create that replaces a route with the same destination names it in ``replaces``: the
+  delete must finish first. Everything else may run concurrently.
+* Malformed input never raises: it is left out of the plan and reported in ``problems``.
+
+No I/O, no clock, no logging: the caller logs, records Events and talks to the cloud.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+from collections.abc import Collection, Iterable, Sequence
+
+from routectl.cidr import Network, canonical, parse_cidr
+from routectl.model import Condition, NodeView, Route
+
+CONDITION_ROUTE_CREATED = Condition(
+    status="False", reason="RouteCreated", message="RouteController created a route"
+)
+CONDITION_NO_ROUTE_CREATED = Condition(
+    status="True", reason="NoRouteCreated", message="RouteController failed to create a route"
+)
+
+
+class Action(enum.Enum):
+    """What a Node's pod CIDR needs, as upstream names it."""
+
+    KEEP = "keep"
+    ADD = "add"
+    UPDATE = "update"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RouteCreate:
+    """A route to create, with the hint the provider may use to name it (the node's UID).
+
+    ``replaces`` lists planned deletes with the same destination: they must succeed before
+    this create is attempted (upstream's delete-before-create for updates, per route).
+    """
+
+    route: Route
+    name_hint: str
+    replaces: tuple[Route, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """Bad input found while planning; the service logs it and records an Event."""
+
+    node: str
+    reason: str
+    message: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """The changes that bring the cloud's routes in line with the Nodes.
+
+    ``routed_nodes`` are the Nodes some listed route targets; ``unroutable_nodes`` the Nodes
+    with a pod CIDR that cannot get a route (malformed, or claimed by another Node);
+    ``owned_routes`` counts the listed routes inside the cluster CIDRs.
+    """
+
+    creates: tuple[RouteCreate, ...] = ()
+    deletes: tuple[Route, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    routed_nodes: frozenset[str] = frozenset()
+    unroutable_nodes: frozenset[str] = frozenset()
+    owned_routes: int = 0
+
+    @property
+    def empty(self) -> bool:
+        """True when the cloud already matches: nothing to create or delete."""
+        return not self.creates and not self.deletes
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _network(cidr: str) -> Network | None:
+    try:
+        return parse_cidr(cidr)
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _canonical(cidr: str) -> str:
+    return canonical(cidr)
+
+
+def is_responsible(destination_cidr: str, cluster_cidrs: Sequence[Network]) -> bool:
+    """True if the route's first or last address lies inside any cluster CIDR.
+
+    A route that strictly contains a cluster CIDR is not ours; an unparsable one never is.
+    """
+    network = _network(destination_cidr)
+    if network is None:
+        return False
+    first, last = network.network_address, network.broadcast_address
+    return any(
+        cluster.version == network.version and (first in cluster or last in cluster)
+        for cluster in cluster_cidrs
+    )
+
+
+def plan(
+    *, nodes: Iterable[NodeView], routes: Iterable[Route], cluster_cidrs: Sequence[Network]
+) -> Plan:
+    """Plan the creates and deletes that make ``routes`` match ``nodes`` (upstream's rules)."""
+    nodes = tuple(nodes)
+    listed = tuple(routes)
+    problems: list[Problem] = []
+    wanted, unroutable = _wanted_cidrs(nodes, problems)
+    by_target: dict[str, list[Route]] = {}
+    for route in listed:
+        if route.target_node:
+            by_target.setdefault(route.target_node, []).append(route)
+    actions = {
+        (node.name, key): _action(node, key, by_target.get(node.name, ()))
+        for node in nodes
+        for key in wanted.get(node.name, {})
+    }
+    deletes, owned = _deletes(listed, actions, cluster_cidrs, problems)
+    creates = _creates(nodes, wanted, actions, deletes)
+    return Plan(
+        creates=creates,
+        deletes=deletes,
+        problems=tuple(problems),
+        routed_nodes=frozenset(by_target),
+        unroutable_nodes=frozenset(unroutable),
+        owned_routes=owned,
+    )
+
+
+def _wanted_cidrs(
+    nodes: Sequence[NodeView], problems: list[Problem]
+) -> tuple[dict[str, dict[str, str]], set[str]]:
+    """Map node name -> canonical CIDR -> the CIDR as the node spells it; collect bad ones."""
+    wanted: dict[str, dict[str, str]] = {}
+    unroutable: set[str] = set()
+    claimed: dict[str, str] = {}
+    for node in sorted(nodes, key=lambda n: n.name):
+        for cidr in node.pod_cidrs:
+            problem = _claim(node.name, cidr, claimed)
+            if problem is not None:
+                unroutable.add(node.name)
+                problems.append(problem)
+            else:
+                wanted.setdefault(node.name, {}).setdefault(_canonical(cidr), cidr)
+    return wanted, unroutable
+
+
+def _claim(name: str, cidr: str, claimed: dict[str, str]) -> Problem | None:
+    """Claim ``cidr`` for node ``name``, or say why it cannot have it."""
+    if _network(cidr) is None:
+        message = f"pod CIDR {cidr!r} of node {name} does not parse; no route is created for it"
+        return Problem(node=name, reason="InvalidPodCIDR", message=message)
+    owner = claimed.setdefault(_canonical(cidr), name)
+    if owner != name:
+        message = f"pod CIDR {cidr} of node {name} is also assigned to node {owner}, which gets it"
+        return Problem(node=name, reason="PodCIDRConflict", message=message)
+    return None
+
+
+def _action(node: NodeView, key: str, candidates: Iterable[Route]) -> Action:
+    """Upstream's per-CIDR action, robust to duplicates: any healthy listed route keeps.
+
+    A matching route is healthy unless it is a blackhole or (with ``enable_node_addresses``)
+    carries other addresses than the Node has; only unhealthy matches make an update.
+    """
+    matches = [r for r in candidates if _canonical(r.destination_cidr) == key]
+    if not matches:
+        return Action.ADD
+    if any(_healthy(route, node) for route in matches):
+        return Action.KEEP
+    return Action.UPDATE
+
+
+def _healthy(route: Route, node: NodeView) -> bool:
+    if route.blackhole:
+        return False
+    return not route.enable_node_addresses or set(route.target_node_addresses) == set(
+        node.addresses
+    )
+
+
+def _deletes(
+    listed: Sequence[Route],
+    actions: dict[tuple[str, str], Action],
+    cluster_cidrs: Sequence[Network],
+    problems: list[Problem],
+) -> tuple[tuple[Route, ...], int]:
+    deletes: list[Route] = []
+    owned = 0
+    for route in listed:
+        if _network(route.destination_cidr) is None:
+            # Upstream's log line: "Ignoring route <name>, unparsable CIDR: <err>".
+            message = (
+                f"Ignoring route {route.name or '<unnamed>'}, unparsable CIDR: "
+                f"{route.destination_cidr!r}; it is never deleted"
+            )
+            problems.append(
+                Problem(node=route.target_node, reason="UnparsableRouteCIDR", message=message)
+            )
+            continue
+        if not is_responsible(route.destination_cidr, cluster_cidrs):
+            continue
+        owned += 1
+        action = actions.get((route.target_node, _canonical(route.destination_cidr)))
+        if route.blackhole or action in (None, Action.UPDATE):
+            deletes.append(route)
+    return tuple(deletes), owned
+
+
+def _creates(
+    nodes: Sequence[NodeView],
+    wanted: dict[str, dict[str, str]],
+    actions: dict[tuple[str, str], Action],
+    deletes: Sequence[Route],
+) -> tuple[RouteCreate, ...]:
+    deleted_by_key: dict[str, list[Route]] = {}
+    for route in deletes:
+        deleted_by_key.setdefault(_canonical(route.destination_cidr), []).append(route)
+    return tuple(
+        RouteCreate(
+            route=Route(
+                target_node=node.name, destination_cidr=cidr, target_node_addresses=node.addresses
+            ),
+            name_hint=node.uid,
+            replaces=tuple(deleted_by_key.get(key, ())),
+        )
+        for node in nodes
+        for key, cidr in wanted.get(node.name, {}).items()
+        if actions[(node.name, key)] is not Action.KEEP
+    )
+
+
+def routes_created(
+    *, nodes: Iterable[NodeView], plan: Plan, failed: Collection[RouteCreate] = ()
+) -> dict[str, bool]:
+    """Which Nodes get a NetworkUnavailable write, and whether all their routes exist.
+
+    Upstream's step E: a Node with no pod CIDRs that no listed route targets is left alone;
+    one with no pod CIDRs but stale routes gets "not created"; any other Node is "created"
+    when none of its creates failed and all its pod CIDRs could be routed.
+    """
+    failed_nodes = {create.route.target_node for create in failed}
+    result: dict[str, bool] = {}
+    for node in nodes:
+        if node.pod_cidrs:
+            result[node.name] = (
+                node.name not in failed_nodes and node.name not in plan.unroutable_nodes
+            )
+        elif node.name in plan.routed_nodes:
+            result[node.name] = False
+    return result
+
+
+def desired_condition(current: Condition | None, *, routes_created: bool) -> Condition | None:
+    """The NetworkUnavailable condition to write, or None if status and reason already match.
+
+    The message is never compared (upstream, since PR #136561, compares status and reason, so
+    a CNI's ``False/CalicoIsUp`` is replaced by ``False/RouteCreated``).
+    """
+    wanted = CONDITION_ROUTE_CREATED if routes_created else CONDITION_NO_ROUTE_CREATED
+    if current is not None and (current.status, current.reason) == (wanted.status, wanted.reason):
+        return None
+    return wanted
+
+
+def needs_sync(old: NodeView | None, new: NodeView | None) -> bool:
+    """The watch-mode event filter: True for add, delete, and pod CIDR or address changes.
+
+    Pod CIDRs and addresses are compared as sets, so a reordering costs nothing; conditions,
+    heartbeats, labels and every other field never cost a sync.
+    """
+    if old is None or new is None:
+        return old is not new
+    return (
+        old.uid != new.uid
+        or set(old.pod_cidrs) != set(new.pod_cidrs)
+        or set(old.addresses) != set(new.addresses)
+    )
