@@ -1,7 +1,35 @@
-"""The Kubernetes edge: reading Nodes (``routectl.kube.objects``)."""
+"""The Kubernetes edge: reading Nodes, writing conditions, Events and Leases.
+
+* :mod:`routectl.kube.objects`: pure translation of Kubernetes JSON (``parse_node``, the
+  NetworkUnavailable patch, Events, time formats);
+* :mod:`routectl.kube.client`: the API calls, over kubernetes-asyncio.
+"""
 
 from __future__ import annotations
 
-from routectl.kube.objects import NETWORK_UNAVAILABLE, parse_node
+from routectl.kube.client import KubeClient, NodeListing
+from routectl.kube.objects import (
+    NETWORK_UNAVAILABLE,
+    condition_patch,
+    event,
+    format_micro_time,
+    format_time,
+    go_duration,
+    node_event,
+    parse_micro_time,
+    parse_node,
+)
 
-__all__ = ["NETWORK_UNAVAILABLE", "parse_node"]
+__all__ = [
+    "NETWORK_UNAVAILABLE",
+    "KubeClient",
+    "NodeListing",
+    "condition_patch",
+    "event",
+    "format_micro_time",
+    "format_time",
+    "go_duration",
+    "node_event",
+    "parse_micro_time",
+    "parse_node",
+]

@@ -1,4 +1,4 @@
-"""The Kubernetes edge: Node JSON in, NodeView out.
+"""Kubernetes objects: Node JSON in, NodeView out; condition patches, Events and times out.
 
 :func:`parse_node` reads a Node exactly as the API server serves it (with or without
 ``kind``, as a list item or a watch object) and keeps only what routing needs. It is pure
@@ -8,6 +8,7 @@ without a name is refused.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +16,7 @@ from routectl.errors import InvalidObjectError
 from routectl.model import Condition, NodeAddress, NodeView
 
 NETWORK_UNAVAILABLE = "NetworkUnavailable"
+NANOS_PER_SECOND = 1_000_000_000
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -64,3 +66,121 @@ def _network_unavailable(conditions: list[Any]) -> Condition | None:
                 message=_text(condition.get("message")),
             )
     return None
+
+
+def condition_patch(condition: Condition, *, now: datetime.datetime) -> dict[str, Any]:
+    """The strategic-merge patch of ``nodes/<name>/status`` that sets NetworkUnavailable.
+
+    Both timestamps are set to now, as upstream does, even when only the reason changes.
+    """
+    stamp = format_time(now)
+    return {
+        "status": {
+            "conditions": [
+                {
+                    "type": NETWORK_UNAVAILABLE,
+                    "status": condition.status,
+                    "reason": condition.reason,
+                    "message": condition.message,
+                    "lastTransitionTime": stamp,
+                    "lastHeartbeatTime": stamp,
+                }
+            ]
+        }
+    }
+
+
+def format_time(moment: datetime.datetime) -> str:
+    """A ``metav1.Time``: RFC 3339 in UTC with whole seconds."""
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_micro_time(moment: datetime.datetime) -> str:
+    """A ``metav1.MicroTime``: exactly six fractional digits, UTC (the server rejects others)."""
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_micro_time(text: str) -> datetime.datetime | None:
+    """Read a ``metav1.MicroTime`` or ``metav1.Time``; None if absent or malformed."""
+    try:
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return None
+
+
+def go_duration(seconds: float) -> str:
+    """Format like Go's ``time.Duration.String`` (``1.5s``, ``123.456ms``, ``2m3s``)."""
+    nanos = round(seconds * 1e9)
+    sign, nanos = ("-", -nanos) if nanos < 0 else ("", nanos)
+    if nanos == 0:
+        return "0s"
+    if nanos < NANOS_PER_SECOND:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if nanos >= size:
+                return f"{sign}{_trim(nanos / size)}{unit}"
+    hours, rest = divmod(nanos, 3_600_000_000_000)
+    minutes, rest = divmod(rest, 60_000_000_000)
+    text = f"{_trim(rest / 1e9)}s"
+    if hours or minutes:
+        text = f"{minutes}m{text}"
+    if hours:
+        text = f"{hours}h{text}"
+    return sign + text
+
+
+def _trim(value: float) -> str:
+    return f"{value:.9f}".rstrip("0").rstrip(".")
+
+
+def node_event(
+    *,
+    node: NodeView,
+    reason: str,
+    message: str,
+    event_type: str,
+    now: datetime.datetime,
+    component: str = "route_controller",
+) -> dict[str, Any]:
+    """A core/v1 Event about a Node, as upstream's recorder writes it (namespace default)."""
+    involved = {"apiVersion": "v1", "kind": "Node", "name": node.name, "uid": node.uid}
+    return event(
+        involved=involved,
+        namespace="default",
+        reason=reason,
+        message=message,
+        event_type=event_type,
+        now=now,
+        component=component,
+    )
+
+
+def event(
+    *,
+    involved: dict[str, str],
+    namespace: str,
+    reason: str,
+    message: str,
+    event_type: str,
+    now: datetime.datetime,
+    component: str = "route_controller",
+) -> dict[str, Any]:
+    """A core/v1 Event about ``involved``, named like client-go's recorder names them."""
+    stamp = format_time(now)
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": f"{involved['name']}.{int(now.timestamp() * 1e9):x}",
+            "namespace": namespace,
+        },
+        "involvedObject": involved,
+        "reason": reason,
+        "message": message,
+        "type": event_type,
+        "source": {"component": component},
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+        "reportingComponent": component,
+        "reportingInstance": "",
+    }

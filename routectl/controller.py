@@ -1,0 +1,377 @@
+"""The route controller: one sync plans against the cloud and applies the plan.
+
+A sync (:meth:`Controller.sync`) lists routes once (or reuses a listing younger than
+``listing_max_age``, kept current with our own successful writes), plans with the pure
+planner, applies the plan through the rate-limited provider (a create that replaces a route
+waits for that delete; everything else runs concurrently), records ``FailedToCreateRoute``
+Events, and writes NetworkUnavailable only where :func:`desired_condition` says so.
+Anything that failed makes the sync fail, and :func:`run_worker` requeues it with backoff
+(upstream's watch mode forgets failures until the next event; this does not).
+
+The mass-delete guard withholds every delete of a sync that would delete more than
+``mass_delete_threshold`` of the routes it owns, and says so (log, Event, metric).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import logging
+import random
+from collections.abc import Collection, Sequence
+from typing import Any, Protocol
+
+from routectl.config import Settings
+from routectl.errors import KubeError, ProviderError, ProviderThrottledError, RoutectlError
+from routectl.informer import NodeStore
+from routectl.kube import condition_patch, event, go_duration, node_event
+from routectl.metrics import Metrics
+from routectl.model import NodeView, Route
+from routectl.provider import RouteProvider
+from routectl.queue import Batch, CoalescingQueue
+from routectl.ratelimit import backoff_delay
+from routectl.reconcile import (
+    Plan,
+    RouteCreate,
+    desired_condition,
+    needs_sync,
+    plan,
+    routes_created,
+)
+
+logger = logging.getLogger(__name__)
+
+MASS_DELETE_MIN = 5
+"""The guard never trips for this many deletes or fewer (a small cluster losing a node)."""
+
+
+class KubeWriter(Protocol):
+    """The API writes a sync makes."""
+
+    async def patch_node_status(self, name: str, patch: dict[str, Any]) -> None: ...
+
+    async def create_event(self, event: dict[str, Any]) -> None: ...
+
+
+class SyncFailedError(RoutectlError):
+    """Some part of a sync failed; the sync is retried. ``retry_after`` is the cloud's hint."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclasses.dataclass(slots=True, kw_only=True)
+class _Applied:
+    created: list[RouteCreate] = dataclasses.field(default_factory=list)
+    failed: list[tuple[RouteCreate, BaseException]] = dataclasses.field(default_factory=list)
+    deleted: list[Route] = dataclasses.field(default_factory=list)
+    errors: list[ProviderError] = dataclasses.field(default_factory=list)
+
+
+class Controller:
+    """Syncs the cloud's routes with the Nodes in a :class:`NodeStore`."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        store: NodeStore,
+        provider: RouteProvider,
+        kube: KubeWriter,
+        metrics: Metrics,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.provider = provider
+        self.kube = kube
+        self.metrics = metrics
+        self.syncs = 0
+        self.last_plan: Plan | None = None
+        self._listing: list[Route] | None = None
+        self._listed_at = 0.0
+        self._synthetic: set[Route] = set()
+        self._waiting: dict[str, float] = {}
+        self._problems: frozenset[tuple[str, str, str]] = frozenset()
+        self._guard_tripped = False
+
+    def observe(self, old: NodeView | None, new: NodeView | None, queue: CoalescingQueue) -> None:
+        """Informer callback: request a sync for routing-relevant changes (watch mode)."""
+        if new is None and old is not None:
+            self._waiting.pop(old.name, None)
+        elif new is not None and new.pod_cidrs and (old is None or old.pod_cidrs != new.pod_cidrs):
+            self._waiting.setdefault(new.name, asyncio.get_running_loop().time())
+        if self.settings.watch_mode and needs_sync(old, new):
+            queue.request(trigger="node_change")
+
+    async def sync(self, batch: Batch) -> None:
+        """Run one sync; raises SyncFailedError (or a provider/kube error) if anything failed."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        trigger = "node_change" if batch.triggers - {"periodic"} else "periodic"
+        outcome = "error"
+        try:
+            changed = await self._sync(fresh=batch.fresh_listing or not self.settings.watch_mode)
+            outcome = "changed" if changed else "noop"
+        finally:
+            self.syncs += 1
+            self.metrics.syncs.labels(trigger=trigger, outcome=outcome).inc()
+            self.metrics.sync_duration.observe(loop.time() - started)
+
+    async def _sync(self, *, fresh: bool) -> bool:
+        nodes = self.store.values()
+        routes = await self._routes(fresh=fresh)
+        result = plan(nodes=nodes, routes=routes, cluster_cidrs=self.settings.cluster_cidrs)
+        if self._synthetic.intersection(result.deletes):
+            # A route we created is to be deleted, but we lack the cloud's name for it.
+            routes = await self._routes(fresh=True)
+            result = plan(nodes=nodes, routes=routes, cluster_cidrs=self.settings.cluster_cidrs)
+        self.last_plan = result
+        await self._report_problems(result, nodes)
+        result = await self._guard(result)
+        applied = await self._apply(result)
+        self._remember(applied)
+        failed = [create for create, _ in applied.failed]
+        condition_errors = await self._write_conditions(nodes, result, failed)
+        self._observe_latency(nodes, result, failed)
+        if applied.errors or condition_errors:
+            raise _failure(applied.errors, condition_errors)
+        return bool(applied.created or applied.deleted)
+
+    async def _routes(self, *, fresh: bool) -> list[Route]:
+        now = asyncio.get_running_loop().time()
+        max_age = self.settings.listing_max_age
+        if fresh or self._listing is None or max_age <= 0 or now - self._listed_at > max_age:
+            self._listing = list(await self.provider.list_routes())
+            self._listed_at = now
+            self._synthetic.clear()
+        return list(self._listing)
+
+    def _remember(self, applied: _Applied) -> None:
+        """Keep the cached listing current with our own successful writes."""
+        if self._listing is None:
+            return
+        gone = set(applied.deleted)
+        self._listing = [r for r in self._listing if r not in gone]
+        for create in applied.created:
+            # Marked as carrying node addresses: should a later plan want to replace it,
+            # the sync lists afresh first (it is synthetic), so the cloud's view decides.
+            route = dataclasses.replace(create.route, enable_node_addresses=True)
+            self._listing.append(route)
+            self._synthetic.add(route)
+
+    async def _guard(self, result: Plan) -> Plan:
+        """Withhold every delete if too many of our routes would go at once."""
+        limit = max(MASS_DELETE_MIN, self.settings.mass_delete_threshold * result.owned_routes)
+        tripped = len(result.deletes) > limit and not self.settings.allow_mass_delete
+        if tripped:
+            self.metrics.mass_delete_blocked.inc()
+            message = (
+                f"Refusing to delete {len(result.deletes)} of {result.owned_routes} routes this "
+                f"cluster owns (more than {100 * self.settings.mass_delete_threshold:.0f}%); "
+                "creating only. Check the Nodes and --cluster-cidr, then pass "
+                "--allow-mass-delete if the deletes are intended."
+            )
+            logger.error(message)
+            if not self._guard_tripped:
+                await self._controller_event(reason="MassDeleteRefused", message=message)
+            result = dataclasses.replace(
+                result, deletes=(), creates=tuple(c for c in result.creates if not c.replaces)
+            )
+        self._guard_tripped = tripped
+        return result
+
+    async def _apply(self, result: Plan) -> _Applied:
+        applied = _Applied()
+        deletes = {route: asyncio.ensure_future(self._delete(route)) for route in result.deletes}
+
+        async def create(c: RouteCreate) -> None:
+            for replaced in c.replaces:
+                if replaced in deletes and await deletes[replaced] is not None:
+                    applied.failed.append(
+                        (c, ProviderError("the route it replaces was not deleted"))
+                    )
+                    return
+            started = asyncio.get_running_loop().time()
+            logger.info(
+                "Creating route for node %s %s with hint %s",
+                c.route.target_node,
+                c.route.destination_cidr,
+                c.name_hint,
+            )
+            try:
+                await self.provider.create_route(c.route, name_hint=c.name_hint)
+            except ProviderError as exc:
+                applied.failed.append((c, exc))
+                applied.errors.append(exc)
+                await self._failed_create_event(c, exc, asyncio.get_running_loop().time() - started)
+            else:
+                applied.created.append(c)
+
+        await asyncio.gather(*(create(c) for c in result.creates))
+        for route, task in deletes.items():
+            error = await task
+            if error is None:
+                applied.deleted.append(route)
+            else:
+                applied.errors.append(error)
+        return applied
+
+    async def _delete(self, route: Route) -> ProviderError | None:
+        logger.info("Deleting route %s %s", route.name, route.destination_cidr)
+        started = asyncio.get_running_loop().time()
+        try:
+            await self.provider.delete_route(route)
+        except ProviderError as exc:
+            elapsed = go_duration(asyncio.get_running_loop().time() - started)
+            logger.error(  # noqa: TRY400 -- upstream's log line, the traceback adds nothing
+                "Could not delete route %s %s after %s: %s",
+                route.name,
+                route.destination_cidr,
+                elapsed,
+                exc,
+            )
+            return exc
+        return None
+
+    async def _failed_create_event(
+        self, c: RouteCreate, exc: ProviderError, elapsed: float
+    ) -> None:
+        node = self.store.get(c.route.target_node)
+        message = (
+            f"Could not create route {c.name_hint} {c.route.destination_cidr} for node "
+            f"{c.route.target_node} after {go_duration(elapsed)}: {exc}"
+        )
+        logger.error(message)
+        if node is not None:
+            await self._event(node, reason="FailedToCreateRoute", message=message)
+
+    async def _event(self, node: NodeView, *, reason: str, message: str) -> None:
+        await self._record(
+            node_event(
+                node=node, reason=reason, message=message, event_type="Warning", now=_utcnow()
+            )
+        )
+
+    async def _controller_event(self, *, reason: str, message: str) -> None:
+        """An Event about routectl itself, on its Lease (in routectl's namespace)."""
+        namespace = self.settings.leader_elect_resource_namespace
+        involved = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "name": self.settings.leader_elect_resource_name,
+            "namespace": namespace,
+        }
+        await self._record(
+            event(
+                involved=involved,
+                namespace=namespace,
+                reason=reason,
+                message=message,
+                event_type="Warning",
+                now=_utcnow(),
+            )
+        )
+
+    async def _record(self, body: dict[str, Any]) -> None:
+        try:
+            await self.kube.create_event(body)
+        except KubeError as exc:
+            logger.warning("Could not record event %s: %s", body["reason"], exc)
+
+    async def _write_conditions(
+        self, nodes: Sequence[NodeView], result: Plan, failed: Collection[RouteCreate]
+    ) -> list[KubeError]:
+        outcome = routes_created(nodes=nodes, plan=result, failed=failed)
+        writes = []
+        for name, created in outcome.items():
+            current = self.store.get(name)
+            if current is None:
+                continue
+            condition = desired_condition(current.network_unavailable, routes_created=created)
+            if condition is not None:
+                logger.info(
+                    "Patching node status %s with %s previous condition was:%s",
+                    name,
+                    created,
+                    current.network_unavailable,
+                )
+                writes.append(self._patch(name, condition_patch(condition, now=_utcnow())))
+        results = await asyncio.gather(*writes)
+        return [error for error in results if error is not None]
+
+    async def _patch(self, name: str, patch: dict[str, Any]) -> KubeError | None:
+        try:
+            await self.kube.patch_node_status(name, patch)
+        except KubeError as exc:
+            if exc.status == 404:  # noqa: PLR2004 -- the Node is gone; nothing to mark
+                return None
+            logger.error("Error updating node %s: %s", name, exc)  # noqa: TRY400
+            return exc
+        return None
+
+    async def _report_problems(self, result: Plan, nodes: Sequence[NodeView]) -> None:
+        """Log and record each problem once, when it first appears."""
+        current = frozenset((p.node, p.reason, p.message) for p in result.problems)
+        by_name = {node.name: node for node in nodes}
+        for node_name, reason, message in sorted(current - self._problems):
+            self.metrics.problems.labels(reason=reason).inc()
+            logger.warning("%s: %s", reason, message)
+            if node_name in by_name:
+                await self._event(by_name[node_name], reason=reason, message=message)
+        self._problems = current
+
+    def _observe_latency(
+        self, nodes: Sequence[NodeView], result: Plan, failed: Collection[RouteCreate]
+    ) -> None:
+        now = asyncio.get_running_loop().time()
+        for name, created in routes_created(nodes=nodes, plan=result, failed=failed).items():
+            since = self._waiting.pop(name, None) if created else None
+            if since is not None:
+                self.metrics.route_latency.observe(now - since)
+
+
+def _failure(
+    provider_errors: Sequence[ProviderError], kube_errors: Sequence[KubeError]
+) -> SyncFailedError:
+    hints = [e.retry_after for e in provider_errors if isinstance(e, ProviderThrottledError)]
+    first = next(iter([*provider_errors, *kube_errors]))
+    return SyncFailedError(
+        f"{len(provider_errors)} cloud call(s) and {len(kube_errors)} Node write(s) failed; "
+        f"first: {first}",
+        retry_after=max((h for h in hints if h), default=None),
+    )
+
+
+def _utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+async def run_worker(
+    controller: Controller, queue: CoalescingQueue, *, rng: random.Random | None = None
+) -> None:
+    """Claim syncs one at a time until the queue closes; requeue failures with backoff."""
+    settings = controller.settings
+    jitter = rng or random.Random()  # noqa: S311 -- jitter, not cryptography
+    failures = 0
+    while (batch := await queue.claim()) is not None:
+        controller.metrics.events_per_batch.observe(batch.requests)
+        try:
+            await controller.sync(batch)
+        except (ProviderError, KubeError, SyncFailedError) as exc:
+            failures += 1
+            delay = backoff_delay(
+                failures=failures, base=settings.retry_backoff_base, cap=settings.retry_backoff_cap
+            ) * jitter.uniform(0.8, 1.0)
+            hint = getattr(exc, "retry_after", None)
+            delay = max(delay, hint or 0.0)
+            if settings.retry_failed_syncs:
+                logger.warning("Couldn't reconcile node routes: %s, requeuing in %.1fs", exc, delay)
+                queue.retry_after(delay)
+            else:
+                logger.warning("Couldn't reconcile node routes: %s", exc)
+        else:
+            failures = 0
+        finally:
+            queue.done()

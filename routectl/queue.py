@@ -1,0 +1,145 @@
+"""A work queue for exactly one key: "the cluster's routes need a look".
+
+* a request while idle makes one sync due after the batch window, so a burst of Node
+  events costs one sync (and one route listing);
+* requests during a sync make exactly one more sync due after it;
+* the dirty mark is cleared when a sync is *claimed*, not when it ends, so a Node change
+  that lands while the worker talks to the cloud is never lost (upstream's "Forget before
+  reconcile", encoded in the design rather than in a comment);
+* syncs start no closer together than ``min_interval``;
+* ``retry_after(delay)`` makes a sync due no sooner than ``delay`` from now (backoff, or a
+  cloud's retry-after); later requests never cut that wait short.
+
+The decisions live in the pure :class:`QueueState`, driven by explicit times; the async
+:class:`CoalescingQueue` only waits, on the running loop's clock, so tests fast-forward it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Batch:
+    """What a claimed sync was asked for: its triggers and when the oldest request came."""
+
+    triggers: frozenset[str]
+    requests: int
+    requested_at: float
+    fresh_listing: bool
+
+
+@dataclasses.dataclass(slots=True, kw_only=True)
+class QueueState:
+    """The queue's decisions, as a function of explicit times (no clock, no waiting)."""
+
+    batch_window: float = 0.0
+    min_interval: float = 0.0
+    dirty: bool = False
+    running: bool = False
+    due: float = 0.0
+    last_start: float | None = None
+    triggers: set[str] = dataclasses.field(default_factory=set)
+    requested_at: float = 0.0
+    requests: int = 0
+    fresh_listing: bool = False
+
+    def request(self, *, now: float, trigger: str, fresh_listing: bool = False) -> None:
+        """Ask for a sync; coalesces with any sync already due."""
+        if not self.dirty:
+            self.dirty = True
+            self.requested_at = now
+            self.due = max(self.due, now + self.batch_window, self._earliest())
+        self.triggers.add(trigger)
+        self.requests += 1
+        self.fresh_listing |= fresh_listing
+
+    def retry_after(self, *, now: float, delay: float, trigger: str) -> None:
+        """Make a sync due no sooner than ``delay`` seconds from now."""
+        self.request(now=now, trigger=trigger)
+        self.due = max(self.due, now + delay)
+
+    def due_in(self, *, now: float) -> float | None:
+        """Seconds until a sync may be claimed (0: now), or None when nothing is due."""
+        if not self.dirty or self.running:
+            return None
+        return max(0.0, self.due - now)
+
+    def claim(self, *, now: float) -> Batch | None:
+        """Start a sync if one is due; clears the dirty mark at once."""
+        wait = self.due_in(now=now)
+        if wait is None or wait > 0:
+            return None
+        batch = Batch(
+            triggers=frozenset(self.triggers),
+            requests=self.requests,
+            requested_at=self.requested_at,
+            fresh_listing=self.fresh_listing,
+        )
+        self.dirty, self.running, self.last_start = False, True, now
+        self.triggers = set()
+        self.requests = 0
+        self.fresh_listing = False
+        return batch
+
+    def done(self) -> None:
+        """The claimed sync ended; a request that came meanwhile waits out the interval."""
+        self.running = False
+        if self.dirty:
+            self.due = max(self.due, self._earliest())
+
+    def _earliest(self) -> float:
+        return -1.0 if self.last_start is None else self.last_start + self.min_interval
+
+
+class CoalescingQueue:
+    """The async face of :class:`QueueState`: request/claim/done/retry_after/close."""
+
+    def __init__(self, *, batch_window: float, min_interval: float = 0.0) -> None:
+        self.state = QueueState(batch_window=batch_window, min_interval=min_interval)
+        self._changed = asyncio.Event()
+        self._closed = False
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    def request(self, *, trigger: str = "node_change", fresh_listing: bool = False) -> None:
+        """Ask for a sync (cheap, synchronous: called from informer callbacks)."""
+        self.state.request(now=self._now(), trigger=trigger, fresh_listing=fresh_listing)
+        self._changed.set()
+
+    def retry_after(self, delay: float, *, trigger: str = "retry") -> None:
+        """Ask for a sync no sooner than ``delay`` seconds from now."""
+        self.state.retry_after(now=self._now(), delay=delay, trigger=trigger)
+        self._changed.set()
+
+    def done(self) -> None:
+        """Mark the claimed sync finished."""
+        self.state.done()
+        self._changed.set()
+
+    def close(self) -> None:
+        """Make :meth:`claim` return None from now on."""
+        self._closed = True
+        self._changed.set()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    async def claim(self) -> Batch | None:
+        """Wait until a sync is due and claim it; None once the queue is closed."""
+        while not self._closed:
+            self._changed.clear()
+            batch = self.state.claim(now=self._now())
+            if batch is not None:
+                return batch
+            wait = self.state.due_in(now=self._now())
+            try:
+                async with asyncio.timeout(wait):
+                    await self._changed.wait()
+            except TimeoutError:
+                pass
+        return None

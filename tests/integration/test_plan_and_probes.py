@@ -1,0 +1,73 @@
+"""`routectl plan` against the fake API server, and the probe/metrics HTTP server."""
+
+from __future__ import annotations
+
+import json
+
+import aiohttp
+import pytest
+
+from routectl.metrics import Metrics
+from routectl.probes import ProbeServer
+from routectl.service import plan_once
+from tests.integration.conftest import Cluster, node_object, settings
+
+pytestmark = [pytest.mark.integration, pytest.mark.looptime]
+
+
+async def test_plan_prints_the_plan_as_json(cluster: Cluster, capsys) -> None:
+    """plan reads Nodes over HTTP and routes from the provider and prints what it would do."""
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    cluster.server.create_node(node_object("n2", "10.244.2.0/24", "fd00:10:244:2::/64"))
+    cluster.server.create_node(node_object("n3", "10.244.1.0/24"))
+    code = await plan_once(settings(kubeconfig=str(cluster.kubeconfig)), output="json")
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert {(c["node"], c["cidr"]) for c in printed["creates"]} == {
+        ("n1", "10.244.1.0/24"),
+        ("n2", "10.244.2.0/24"),
+        ("n2", "fd00:10:244:2::/64"),
+    }
+    assert printed["deletes"] == []
+    assert [(p["node"], p["reason"]) for p in printed["problems"]] == [("n3", "PodCIDRConflict")]
+    writes = [r for r in cluster.server.requests if r.method != "GET"]
+    assert writes == [], "plan must change nothing"
+
+
+async def test_plan_prints_a_table(cluster: Cluster, capsys) -> None:
+    """The default output is a table naming each action."""
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    assert await plan_once(settings(kubeconfig=str(cluster.kubeconfig)), output="table") == 0
+    out = capsys.readouterr().out
+    assert "1 to create, 0 to delete" in out
+    assert "10.244.1.0/24" in out
+
+
+async def test_probes_and_metrics() -> None:
+    """healthz is 200, readyz follows the check, metrics are served, only GET is allowed."""
+    metrics = Metrics.create()
+    metrics.syncs.labels(trigger="node_change", outcome="changed").inc()
+    state = {"ready": (False, "informer has not listed Nodes yet")}
+    server = ProbeServer(registry=metrics.registry, ready=lambda: state["ready"])
+    await server.start("127.0.0.1:0")
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{base}/healthz") as r:
+                assert r.status == 200
+            async with http.get(f"{base}/readyz") as r:
+                assert r.status == 503
+                assert "not listed" in await r.text()
+            state["ready"] = (True, "ok")
+            async with http.get(f"{base}/readyz") as r:
+                assert r.status == 200
+            async with http.get(f"{base}/metrics") as r:
+                text = await r.text()
+                assert (
+                    'route_controller_route_sync_total{outcome="changed",trigger="node_change"} 1.0'
+                    in text
+                )
+            async with http.post(f"{base}/metrics") as r:
+                assert r.status == 405
+    finally:
+        await server.aclose()

@@ -1,0 +1,81 @@
+"""Safety guards and metrics of the running service (real HTTP, loop time)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from routectl.model import Route
+from routectl.testing import CloudSettings, FakeCloud
+from tests.integration.conftest import Cluster, eventually, node_object
+
+pytestmark = [pytest.mark.integration, pytest.mark.looptime]
+
+
+def stale_routes(cluster: Cluster, n: int) -> None:
+    for i in range(n):
+        cluster.cloud.add_route(
+            "kubernetes",
+            Route(
+                target_node=f"gone-{i}",
+                destination_cidr=f"10.244.{100 + i}.0/24",
+                name=f"stale-{i}",
+            ),
+        )
+
+
+async def test_mass_delete_is_refused_and_creates_go_on(cluster: Cluster) -> None:
+    """Deleting most owned routes at once is refused with an Event and a metric; creates go on."""
+    stale_routes(cluster, 8)
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    running = await cluster.start()
+    await eventually(lambda: ("n1", "10.244.1.0/24") in cluster.routes())
+    await asyncio.sleep(30)
+    assert cluster.cloud.count("delete") == 0
+    assert len(cluster.routes()) == 9
+    assert running.service.metrics.mass_delete_blocked._value.get() >= 1
+    (refused,) = [e for e in cluster.server.events() if e["reason"] == "MassDeleteRefused"]
+    assert refused["involvedObject"]["kind"] == "Lease"
+    assert "Refusing to delete 8 of 8 routes" in refused["message"]
+
+
+async def test_allow_mass_delete_lifts_the_guard(cluster: Cluster) -> None:
+    """With --allow-mass-delete the stale routes are deleted."""
+    stale_routes(cluster, 8)
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    await cluster.start(allow_mass_delete=True)
+    await eventually(lambda: cluster.routes() == {("n1", "10.244.1.0/24")})
+
+
+async def test_a_few_stale_routes_are_always_cleaned(cluster: Cluster) -> None:
+    """A handful of stale routes is below the guard's floor and is deleted."""
+    stale_routes(cluster, 3)
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    await cluster.start()
+    await eventually(lambda: cluster.routes() == {("n1", "10.244.1.0/24")})
+
+
+async def test_sync_metric_labels_follow_upstream(cluster: Cluster) -> None:
+    """route_sync_total counts node_change/changed for a new node and periodic/noop at resync."""
+    running = await cluster.start(route_resync_period=600.0)
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    await eventually(lambda: len(cluster.routes()) == 1)
+    syncs = running.service.metrics.syncs
+    await eventually(
+        lambda: syncs.labels(trigger="node_change", outcome="changed")._value.get() >= 1
+    )
+    await asyncio.sleep(800)
+    assert syncs.labels(trigger="periodic", outcome="noop")._value.get() >= 1
+    latency = running.service.metrics.route_latency
+    assert latency._sum.get() > 0
+
+
+async def test_throttled_cloud_slows_down_instead_of_storming(cluster: Cluster) -> None:
+    """Against a cloud with a 1 req/s budget, a client bucket of 1 req/s never gets throttled."""
+    cluster.cloud = FakeCloud(CloudSettings(qps=1.0, burst=5, write_latency=1.0))
+    await cluster.start(cloud_qps=1.0, cloud_burst=5)
+    for i in range(30):
+        cluster.server.create_node(node_object(f"n{i}", f"10.244.{i}.0/24"))
+    await eventually(lambda: len(cluster.routes()) == 30, within=120)
+    assert cluster.cloud.count(outcome="throttled") == 0
