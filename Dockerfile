@@ -1,0 +1,88 @@
+# syntax=docker/dockerfile:1
+
+# routectl container image.
+#
+#   docker build -t routectl .                                # core + every plugin in providers/
+#   docker build --build-arg PROVIDERS="aws" -t routectl .    # core + the named plugin(s) only
+#
+# Runs as UID/GID 65532 (no passwd entry needed) and writes nothing to disk, so it works with
+# a read-only root filesystem. The chart mounts an emptyDir at /tmp anyway.
+
+ARG PYTHON_VERSION=3.11.14
+ARG DEBIAN_RELEASE=trixie
+
+# ---- build: a virtualenv with routectl and the chosen provider plugins -----------------------
+FROM python:${PYTHON_VERSION}-slim-${DEBIAN_RELEASE} AS build
+
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore
+
+RUN python -m venv /opt/routectl
+ENV PATH=/opt/routectl/bin:$PATH
+
+WORKDIR /src
+# .dockerignore lets in only what the build needs: pyproject.toml, README.md, LICENSE,
+# routectl/ and providers/.
+COPY . .
+
+# "all" (every providers/<name>/ with a pyproject.toml) or a space- or comma-separated list of
+# provider directory names, e.g. "aws hcloud".
+ARG PROVIDERS=all
+
+# One pip run installs the core and the plugins together, so each plugin's "routectl"
+# requirement resolves to this checkout, not to an index.
+# DL3013 (pin versions in pip) does not apply: the arguments are local source trees from this
+# checkout, and their dependencies carry the version ranges of their pyproject.toml files.
+# hadolint ignore=DL3013
+RUN set -eu; \
+    set -- .; \
+    if [ "$PROVIDERS" = "all" ]; then \
+        for dir in providers/*/; do \
+            if [ -f "${dir}pyproject.toml" ]; then set -- "$@" "./${dir%/}"; fi; \
+        done; \
+    else \
+        for name in $(printf "%s" "$PROVIDERS" | tr "," " "); do \
+            if [ ! -f "providers/${name}/pyproject.toml" ]; then \
+                echo "unknown provider '${name}': no providers/${name}/pyproject.toml" >&2; \
+                exit 1; \
+            fi; \
+            set -- "$@" "./providers/${name}"; \
+        done; \
+    fi; \
+    echo "installing: $*"; \
+    pip install --no-cache-dir "$@"; \
+    routectl --help > /dev/null
+
+# ---- runtime: the same Python, the virtualenv, nothing else --------------------------------
+FROM python:${PYTHON_VERSION}-slim-${DEBIAN_RELEASE}
+
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG PROVIDERS=all
+
+LABEL org.opencontainers.image.title="routectl" \
+      org.opencontainers.image.description="Keeps a cloud's pod-network routes in step with Kubernetes Nodes; replaces the cloud-controller-manager's route controller." \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.base.name="docker.io/library/python:${PYTHON_VERSION}-slim-${DEBIAN_RELEASE}" \
+      io.routectl.providers="${PROVIDERS}"
+
+ENV PATH=/opt/routectl/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+
+# Owned by root and not writable by the runtime user; bytecode was compiled by pip at build time.
+COPY --from=build /opt/routectl /opt/routectl
+
+USER 65532:65532
+WORKDIR /tmp
+
+# /metrics, /healthz, /readyz (--metrics-bind-address, default 0.0.0.0:8080).
+EXPOSE 8080
+
+ENTRYPOINT ["routectl"]
+CMD ["run"]
