@@ -1,0 +1,18 @@
+"""routectl-aws: the ``aws`` route provider (EC2 VPC route tables, like cloud-provider-aws).
+
+Install it beside routectl and select it with ``--provider aws``. Options
+(``--provider-option key=value``): ``region`` (else ``AWS_REGION``/``AWS_DEFAULT_REGION``),
+``vpc-id``, ``endpoint-url`` (else ``AWS_ENDPOINT_URL_EC2``/``AWS_ENDPOINT_URL``) and
+``cache-seconds`` (30). Credentials come from the standard AWS chain. The IAM permissions
+needed: ``ec2:DescribeRouteTables``, ``ec2:DescribeInstances``, ``ec2:CreateRoute``,
+``ec2:ReplaceRoute``, ``ec2:DeleteRoute``, ``ec2:ModifyInstanceAttribute``.
+"""
+
+from __future__ import annotations
+
+from routectl.provider import ProviderFactory
+from routectl_aws.provider import AwsProvider
+
+__all__ = ["AwsProvider"]
+
+_: ProviderFactory = AwsProvider  # mypy proves the class fits routectl's contract

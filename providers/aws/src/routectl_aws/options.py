@@ -1,0 +1,81 @@
+"""The ``aws`` provider's options (``--provider-option key=value``), validated up front.
+
+Every problem is a :class:`~routectl.errors.ConfigError` with a one-line message that names
+the option; values that may carry secrets (endpoint URLs) are never echoed. Environment
+variables fill in what the options leave out, as the AWS CLI and SDKs do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import urllib.parse
+from collections.abc import Mapping
+
+from routectl.errors import ConfigError
+
+PROVIDER = "aws"
+DEFAULT_CACHE_SECONDS = 30.0
+KNOWN_OPTIONS = ("cache-seconds", "endpoint-url", "region", "vpc-id")
+
+_REGION = re.compile(r"^[a-z]{2}(-[a-z0-9]+)+-\d+$")
+_VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class AwsOptions:
+    """What the ``aws`` provider was configured with."""
+
+    region: str
+    """The EC2 region: option ``region``, else ``AWS_REGION``, else ``AWS_DEFAULT_REGION``."""
+    vpc_id: str = ""
+    """Only route tables of this VPC are used; empty means any VPC."""
+    endpoint_url: str = ""
+    """Another EC2 endpoint (VPC endpoint, moto); empty means AWS's own."""
+    cache_seconds: float = DEFAULT_CACHE_SECONDS
+    """Instances and route tables are looked up again at most this often (upstream hccm's
+    lesson: never once per unknown route)."""
+
+
+def _fail(message: str) -> ConfigError:
+    return ConfigError(f"--provider-option: provider {PROVIDER}: {message}")
+
+
+def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> AwsOptions:
+    """Validate ``options`` (falling back to ``environ``) into :class:`AwsOptions`."""
+    unknown = sorted(set(options) - set(KNOWN_OPTIONS))
+    if unknown:
+        raise _fail(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(KNOWN_OPTIONS)}")
+    region = (
+        options.get("region") or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION", "")
+    ).strip()
+    if not region:
+        raise _fail("missing required option region (or set AWS_REGION)")
+    if not _REGION.match(region):
+        raise _fail(f"region={region!r} is not an AWS region name such as us-east-1")
+    vpc_id = options.get("vpc-id", "").strip()
+    if vpc_id and not _VPC_ID.match(vpc_id):
+        raise _fail(f"vpc-id={vpc_id!r} is not a VPC id such as vpc-0123456789abcdef0")
+    endpoint_url = (
+        options.get("endpoint-url")
+        or environ.get("AWS_ENDPOINT_URL_EC2")
+        or environ.get("AWS_ENDPOINT_URL", "")
+    ).strip()
+    if endpoint_url:
+        parsed = urllib.parse.urlsplit(endpoint_url)
+        if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+            # The URL is not echoed: it may carry user information.
+            raise _fail("endpoint-url (or AWS_ENDPOINT_URL) must be an http:// or https:// URL")
+    cache_seconds = DEFAULT_CACHE_SECONDS
+    if "cache-seconds" in options:
+        text = options["cache-seconds"]
+        try:
+            cache_seconds = float(text)
+        except ValueError:
+            raise _fail(f"cache-seconds={text!r} is not a number of seconds") from None
+        if not math.isfinite(cache_seconds) or cache_seconds < 0:
+            raise _fail(f"cache-seconds={text!r} must be a finite number >= 0")
+    return AwsOptions(
+        region=region, vpc_id=vpc_id, endpoint_url=endpoint_url, cache_seconds=cache_seconds
+    )

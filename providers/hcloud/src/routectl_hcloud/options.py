@@ -1,0 +1,112 @@
+"""The ``hcloud`` provider's options (``--provider-option key=value``), validated up front.
+
+Every problem is a :class:`~routectl.errors.ConfigError` with a one-line message naming the
+option. The API token is never part of a message: it comes from ``HCLOUD_TOKEN`` or from the
+file named by ``token-file`` (a mounted Secret, re-read whenever it changes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import urllib.parse
+from collections.abc import Mapping
+from pathlib import Path
+
+from routectl.errors import ConfigError
+
+PROVIDER = "hcloud"
+DEFAULT_ENDPOINT = "https://api.hetzner.cloud/v1"
+DEFAULT_SERVER_CACHE_SECONDS = 30.0
+DEFAULT_ACTION_POLL_SECONDS = 1.0
+KNOWN_OPTIONS = (
+    "action-poll-seconds",
+    "endpoint",
+    "network",
+    "server-cache-seconds",
+    "token-file",
+)
+
+_NETWORK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class HcloudOptions:
+    """What the ``hcloud`` provider was configured with (never the token itself)."""
+
+    network: str
+    """The network's id (digits) or name."""
+    endpoint: str = DEFAULT_ENDPOINT
+    token_file: Path | None = None
+    """Read the token from this file (re-read when it changes); else ``HCLOUD_TOKEN``."""
+    server_cache_seconds: float = DEFAULT_SERVER_CACHE_SECONDS
+    """``GET /servers`` is sent at most this often (hccm #482/#675: never once per unknown
+    route)."""
+    action_poll_seconds: float = DEFAULT_ACTION_POLL_SECONDS
+    """Seconds between two looks at a running action."""
+
+    @property
+    def network_id(self) -> int | None:
+        """The network's id, if it was given as one."""
+        return int(self.network) if self.network.isdigit() else None
+
+
+def _fail(message: str) -> ConfigError:
+    return ConfigError(f"--provider-option: provider {PROVIDER}: {message}")
+
+
+def _seconds(options: Mapping[str, str], key: str, default: float, *, minimum: float) -> float:
+    if key not in options:
+        return default
+    text = options[key]
+    try:
+        value = float(text)
+    except ValueError:
+        raise _fail(f"{key}={text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value < minimum:
+        raise _fail(f"{key}={text!r} must be a finite number >= {minimum:g}")
+    return value
+
+
+def read_token_file(path: Path) -> str:
+    """The token in ``path`` (surrounding whitespace removed); ``OSError`` if unreadable."""
+    return path.read_text(encoding="utf-8").strip()
+
+
+def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> HcloudOptions:
+    """Validate ``options`` into :class:`HcloudOptions`; a token must be available."""
+    unknown = sorted(set(options) - set(KNOWN_OPTIONS))
+    if unknown:
+        raise _fail(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(KNOWN_OPTIONS)}")
+    network = options.get("network", "").strip()
+    if not network:
+        raise _fail("missing required option network (the network's id or name)")
+    if not (network.isdigit() or _NETWORK_NAME.match(network)):
+        raise _fail(f"network={network!r} is neither a network id nor a network name")
+    endpoint = options.get("endpoint", DEFAULT_ENDPOINT).strip().rstrip("/")
+    parsed = urllib.parse.urlsplit(endpoint)
+    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+        raise _fail("endpoint must be an http:// or https:// URL")
+    token_file: Path | None = None
+    if "token-file" in options:
+        token_file = Path(options["token-file"])
+        try:
+            token = read_token_file(token_file)
+        except OSError as exc:
+            raise _fail(f"token-file {token_file}: cannot read it ({exc.strerror})") from None
+        if not token:
+            raise _fail(f"token-file {token_file} is empty")
+    elif not environ.get("HCLOUD_TOKEN", "").strip():
+        raise _fail("no API token: set HCLOUD_TOKEN or the option token-file")
+    return HcloudOptions(
+        network=network,
+        endpoint=endpoint,
+        token_file=token_file,
+        server_cache_seconds=_seconds(
+            options, "server-cache-seconds", DEFAULT_SERVER_CACHE_SECONDS, minimum=0
+        ),
+        action_poll_seconds=_seconds(
+            options, "action-poll-seconds", DEFAULT_ACTION_POLL_SECONDS, minimum=0.01
+        ),
+    )
