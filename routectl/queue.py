@@ -19,6 +19,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
+# Times computed as ``now + due_in(now)`` may land a rounding error short of ``due``.
+_EPSILON = 1e-9
+
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Batch:
@@ -69,7 +72,7 @@ class QueueState:
     def claim(self, *, now: float) -> Batch | None:
         """Start a sync if one is due; clears the dirty mark at once."""
         wait = self.due_in(now=now)
-        if wait is None or wait > 0:
+        if wait is None or wait > _EPSILON:
             return None
         batch = Batch(
             triggers=frozenset(self.triggers),
