@@ -145,8 +145,8 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
     sync.add_argument(
         "--route-sync-batch-window",
         type=DURATION,
-        default=1.0,
-        help="node events this close together make one sync (default: 1s)",
+        default=0.25,
+        help="node events this close together make one sync (default: 250ms)",
     )
     sync.add_argument(
         "--min-sync-interval",
@@ -157,8 +157,8 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
     sync.add_argument(
         "--route-listing-max-age",
         type=DURATION,
-        default=30.0,
-        help="reuse a route listing this young; 0 lists every sync (default: 30s)",
+        default=300.0,
+        help="reuse a route listing this young; 0 lists every sync (default: 5m)",
     )
     _bool_flag(
         sync,

@@ -128,11 +128,11 @@ class Settings:
     route_resync_period: float = 3600.0
     """Watch mode: a full sync with a fresh listing this often (jittered up to +25 %), so
     drift made by others is repaired. Upstream's 12-24 h is too slow to repair drift."""
-    batch_window: float = 1.0
+    batch_window: float = 0.25
     """Node events within this window after the first make one sync (one ListRoutes)."""
     min_sync_interval: float = 0.0
     """Syncs start no closer together than this (upstream's watch mode: 10 s)."""
-    listing_max_age: float = 30.0
+    listing_max_age: float = 300.0
     """A sync may diff against a listing this young (kept current with our own writes)
     instead of listing again; 0 lists on every sync, as upstream does."""
     retry_failed_syncs: bool = True

@@ -23,7 +23,13 @@ from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
 from routectl.config import Settings
-from routectl.errors import KubeError, ProviderError, ProviderThrottledError, RoutectlError
+from routectl.errors import (
+    KubeError,
+    ProviderError,
+    ProviderTerminalError,
+    ProviderThrottledError,
+    RoutectlError,
+)
 from routectl.informer import NodeStore
 from routectl.kube import condition_patch, event, go_duration, node_event
 from routectl.metrics import Metrics
@@ -57,9 +63,12 @@ class KubeWriter(Protocol):
 class SyncFailedError(RoutectlError):
     """Some part of a sync failed; the sync is retried. ``retry_after`` is the cloud's hint."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, terminal: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.terminal = terminal
 
 
 @dataclasses.dataclass(slots=True, kw_only=True)
@@ -341,6 +350,8 @@ def _failure(
         f"{len(provider_errors)} cloud call(s) and {len(kube_errors)} Node write(s) failed; "
         f"first: {first}",
         retry_after=max((h for h in hints if h), default=None),
+        terminal=not kube_errors
+        and all(isinstance(e, ProviderTerminalError) for e in provider_errors),
     )
 
 
@@ -366,6 +377,10 @@ async def run_worker(
             ) * jitter.uniform(0.8, 1.0)
             hint = getattr(exc, "retry_after", None)
             delay = max(delay, hint or 0.0)
+            if getattr(exc, "terminal", False) or isinstance(exc, ProviderTerminalError):
+                # Retrying soon cannot help (quota, permissions, an unroutable family): retry
+                # slowly, so an operator's fix is picked up without spending the budget.
+                delay = settings.retry_backoff_cap
             if settings.retry_failed_syncs:
                 logger.warning("Couldn't reconcile node routes: %s, requeuing in %.1fs", exc, delay)
                 queue.retry_after(delay)

@@ -11,7 +11,8 @@ side effects. The rules are upstream's, with the improvements DESIGN.md allows:
   it is a blackhole, or no Node wants it, or it is being updated. Routes whose CIDR does not
   parse are never deleted.
 * CIDRs are compared in canonical form; a pod CIDR listed twice yields one route; a pod CIDR
-  claimed by two Nodes goes to the Node whose name sorts first, deterministically.
+  claimed by two Nodes goes to the Node whose name sorts first, deterministically; a pod
+  CIDR outside every cluster CIDR gets no route (it could never be deleted again).
 * A create that replaces a route with the same destination names it in ``replaces``: the
   delete must finish first. Everything else may run concurrently.
 * Malformed input never raises: it is left out of the plan and reported in ``problems``.
@@ -124,7 +125,7 @@ def plan(
     nodes = tuple(nodes)
     listed = tuple(routes)
     problems: list[Problem] = []
-    wanted, unroutable = _wanted_cidrs(nodes, problems)
+    wanted, unroutable, tolerated = _wanted_cidrs(nodes, cluster_cidrs, problems)
     by_target: dict[str, list[Route]] = {}
     for route in listed:
         if route.target_node:
@@ -134,6 +135,8 @@ def plan(
         for node in nodes
         for key in wanted.get(node.name, {})
     }
+    # A misconfigured pod CIDR gets no new route, but a route that serves it now stays.
+    actions.update(dict.fromkeys(tolerated, Action.KEEP))
     deletes, owned = _deletes(listed, actions, cluster_cidrs, problems)
     creates = _creates(nodes, wanted, actions, deletes)
     return Plan(
@@ -147,28 +150,53 @@ def plan(
 
 
 def _wanted_cidrs(
-    nodes: Sequence[NodeView], problems: list[Problem]
-) -> tuple[dict[str, dict[str, str]], set[str]]:
-    """Map node name -> canonical CIDR -> the CIDR as the node spells it; collect bad ones."""
+    nodes: Sequence[NodeView], cluster_cidrs: Sequence[Network], problems: list[Problem]
+) -> tuple[dict[str, dict[str, str]], set[str], set[tuple[str, str]]]:
+    """Map node name -> canonical CIDR -> the CIDR as the node spells it; collect bad ones.
+
+    Also returns the nodes that cannot be fully routed, and the (node, CIDR) pairs outside
+    the cluster CIDRs, whose existing routes are tolerated.
+    """
     wanted: dict[str, dict[str, str]] = {}
     unroutable: set[str] = set()
+    tolerated: set[tuple[str, str]] = set()
     claimed: dict[str, str] = {}
     for node in sorted(nodes, key=lambda n: n.name):
+        mine = wanted.setdefault(node.name, {})
         for cidr in node.pod_cidrs:
-            problem = _claim(node.name, cidr, claimed)
-            if problem is not None:
-                unroutable.add(node.name)
-                problems.append(problem)
-            else:
-                wanted.setdefault(node.name, {}).setdefault(_canonical(cidr), cidr)
-    return wanted, unroutable
+            if _canonical(cidr) in mine:
+                message = f"pod CIDR {cidr} is listed twice on node {node.name}; one route"
+                problems.append(Problem(node=node.name, reason="DuplicatePodCIDR", message=message))
+                continue
+            problem = _claim(node.name, cidr, claimed, cluster_cidrs)
+            if problem is None:
+                mine[_canonical(cidr)] = cidr
+                continue
+            unroutable.add(node.name)
+            problems.append(problem)
+            if problem.reason == "ClusterCIDRMisconfigured":
+                tolerated.add((node.name, _canonical(cidr)))
+    return wanted, unroutable, tolerated
 
 
-def _claim(name: str, cidr: str, claimed: dict[str, str]) -> Problem | None:
+def _claim(
+    name: str, cidr: str, claimed: dict[str, str], cluster_cidrs: Sequence[Network]
+) -> Problem | None:
     """Claim ``cidr`` for node ``name``, or say why it cannot have it."""
-    if _network(cidr) is None:
+    network = _network(cidr)
+    if network is None:
         message = f"pod CIDR {cidr!r} of node {name} does not parse; no route is created for it"
         return Problem(node=name, reason="InvalidPodCIDR", message=message)
+    if not any(
+        c.version == network.version and network.subnet_of(c)  # type: ignore[arg-type]
+        for c in cluster_cidrs
+    ):
+        # A route outside the cluster CIDRs could never be cleaned up (we only delete inside).
+        message = (
+            f"pod CIDR {cidr} of node {name} is outside --cluster-cidr "
+            f"{','.join(map(str, cluster_cidrs))}; no route is created for it"
+        )
+        return Problem(node=name, reason="ClusterCIDRMisconfigured", message=message)
     owner = claimed.setdefault(_canonical(cidr), name)
     if owner != name:
         message = f"pod CIDR {cidr} of node {name} is also assigned to node {owner}, which gets it"

@@ -273,3 +273,29 @@ def test_owned_routes_counts_routes_in_range() -> None:
         cluster_cidrs=V4,
     )
     assert result.owned_routes == 1
+
+
+def test_pod_cidr_outside_cluster_cidrs_gets_no_route() -> None:
+    """A pod CIDR outside --cluster-cidr is reported and gets no route (it could never be cleaned)."""
+    result = plan(nodes=[node("a", "192.168.5.0/24")], routes=[], cluster_cidrs=V4)
+    assert result.creates == ()
+    assert [p.reason for p in result.problems] == ["ClusterCIDRMisconfigured"]
+    assert result.unroutable_nodes == {"a"}
+
+
+def test_existing_route_for_misconfigured_cidr_is_kept() -> None:
+    """A route already serving a misconfigured pod CIDR is not deleted (pods keep working)."""
+    existing = route("a", "10.244.0.0/15")
+    result = plan(nodes=[node("a", "10.244.0.0/15")], routes=[existing], cluster_cidrs=V4)
+    assert result.deletes == ()
+    assert result.creates == ()
+
+
+def test_duplicate_pod_cidr_is_reported_once() -> None:
+    """A pod CIDR listed twice on a node is reported and routed once."""
+    result = plan(
+        nodes=[node("a", "10.244.1.0/24", "10.244.001.0/24")], routes=[], cluster_cidrs=V4
+    )
+    assert len(result.creates) == 1
+    assert [p.reason for p in result.problems] == ["DuplicatePodCIDR"]
+    assert result.unroutable_nodes == frozenset()
