@@ -16,6 +16,10 @@ from routectl.errors import ConfigError
 
 MAX_CLUSTER_CIDRS = 2
 MAX_PORT = 65535
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(
+    r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
 
 
 def parse_cluster_cidrs(text: str) -> tuple[Network, ...]:
@@ -189,6 +193,14 @@ def _checks(s: Settings) -> list[tuple[str, bool]]:
             > 0,
         ),
         ("--cluster-name must not be empty", bool(s.cluster_name)),
+        (
+            "--leader-elect-resource-name must be a DNS subdomain (lower case, digits, '-', '.')",
+            bool(_DNS_SUBDOMAIN.match(s.leader_elect_resource_name)),
+        ),
+        (
+            "--leader-elect-resource-namespace must be a DNS label (lower case, digits, '-')",
+            bool(_DNS_LABEL.match(s.leader_elect_resource_namespace)),
+        ),
         ("--metrics-bind-address must be host:port", _is_host_port(s.metrics_bind_address)),
     ]
 

@@ -61,6 +61,7 @@ class LeaderElector:
         self._observed: tuple[Any, ...] | None = None
         self._observed_at = 0.0
         self._lease: dict[str, Any] | None = None
+        self._last_complaint = ""
 
     def _loop_time(self) -> float:
         return asyncio.get_running_loop().time()
@@ -121,9 +122,22 @@ class LeaderElector:
             async with asyncio.timeout(max(budget, 0.001)):
                 acquired = await self._try_acquire_or_renew()
         except (KubeError, TimeoutError) as exc:
-            logger.debug("Lease attempt failed: %s", exc)
+            self._complain(exc)
             acquired = False
+        else:
+            self._last_complaint = ""
         return acquired
+
+    def _complain(self, exc: Exception) -> None:
+        """Log a failed attempt: at WARNING when it is new (RBAC, an outage), else at DEBUG."""
+        text = str(exc) or type(exc).__name__
+        if text != self._last_complaint:
+            logger.warning(
+                "Lease %s/%s: attempt failed: %s", self.settings.namespace, self.settings.name, text
+            )
+            self._last_complaint = text
+        else:
+            logger.debug("Lease attempt failed again: %s", text)
 
     async def _try_acquire_or_renew(self) -> bool:
         s = self.settings

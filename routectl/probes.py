@@ -14,6 +14,8 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 from prometheus_client.aiohttp import make_aiohttp_handler
 
+from routectl.errors import ConfigError
+
 ReadyCheck = Callable[[], tuple[bool, str]]
 
 
@@ -46,7 +48,12 @@ class ProbeServer:
         host, _, port = address.rpartition(":")
         await self._runner.setup()
         site = web.TCPSite(self._runner, host.strip("[]") or None, int(port))
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            raise ConfigError(
+                f"--metrics-bind-address {address}: cannot listen: {exc.strerror or exc}"
+            ) from None
         server = site._server  # noqa: SLF001 -- aiohttp exposes the bound port only here
         sockets = getattr(server, "sockets", None) or []
         self.port = sockets[0].getsockname()[1] if sockets else int(port)

@@ -224,9 +224,7 @@ class RateLimitedProvider:
         loop = asyncio.get_running_loop()
         if self._limiter is None or self._slots is None:
             # Created on first use: aiolimiter and semaphores bind to the running loop.
-            self._limiter = aiolimiter.AsyncLimiter(
-                self.policy.burst, self.policy.burst / self.policy.qps
-            )
+            self._limiter = _Bucket(self.policy.burst, self.policy.burst / self.policy.qps)
             self._slots = asyncio.Semaphore(self.policy.concurrency)
         async with self._slots:
             # A cloud's retry-after holds back every call; it may be extended while we wait.
@@ -285,6 +283,20 @@ class RateLimitedProvider:
         if isinstance(exc, ProviderThrottledError) and exc.retry_after:
             delay = max(delay, exc.retry_after)
         return delay
+
+
+class _Bucket(aiolimiter.AsyncLimiter):
+    """aiolimiter's bucket, with its level rounded to a nanotoken after each leak.
+
+    Without this, a float residue (a level of 9.000000000000002 in a bucket of 10) makes the
+    next waiter need a few femto-seconds: on a clock that does not move between two checks
+    (a coarse clock, or the virtual clock of tests and ``routectl simulate``) aiolimiter
+    then re-arms its timer for "now" forever.
+    """
+
+    def _leak(self) -> None:
+        super()._leak()
+        self._level = round(self._level, 9)
 
 
 def _retryable(exc: BaseException) -> bool:

@@ -47,6 +47,11 @@ def build_provider(settings: Settings, metrics: Metrics) -> RateLimitedProvider:
     """Load the configured plugin and put it behind the rate limiter."""
     factory = load_factory(settings.provider)
     inner = factory(cluster_name=settings.cluster_name, options=dict(settings.provider_options))
+    return gate(inner, settings, metrics)
+
+
+def gate(inner: RouteProvider, settings: Settings, metrics: Metrics) -> RateLimitedProvider:
+    """Put ``inner`` behind the token bucket, concurrency limit, timeout and retries."""
     unlimited = settings.cloud_qps <= 0
     policy = CallPolicy(
         qps=UNLIMITED if unlimited else settings.cloud_qps,
@@ -195,31 +200,28 @@ async def run(settings: Settings) -> int:
     """``routectl run``: serve until stopped; the exit code says how it ended."""
     configure_logging(fmt=settings.log_format, verbosity=settings.verbosity)
     metrics = Metrics.create()
-    provider = build_provider(settings, metrics)  # bad provider or options: fail before I/O
-    try:
+    async with contextlib.AsyncExitStack() as stack:
+        provider = build_provider(settings, metrics)  # bad provider or options: fail before I/O
+        stack.push_async_callback(provider.aclose)
         kube = await KubeClient.connect(kubeconfig=settings.kubeconfig)
-    except BaseException:
-        await provider.aclose()
-        raise
-    service = Service(
-        settings, kube=kube, provider=provider, metrics=metrics, identity=default_identity()
-    )
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, service.stopping.set)
-    probes = ProbeServer(registry=metrics.registry, ready=service.ready)
-    await probes.start(settings.metrics_bind_address)
-    try:
+        stack.push_async_callback(kube.aclose)
+        service = Service(
+            settings, kube=kube, provider=provider, metrics=metrics, identity=default_identity()
+        )
+        probes = ProbeServer(registry=metrics.registry, ready=service.ready)
+        stack.push_async_callback(probes.aclose)
+        await probes.start(settings.metrics_bind_address)
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, service.stopping.set)
+            stack.callback(loop.remove_signal_handler, signum)
         if not settings.configure_cloud_routes:
             logger.info("Will not configure cloud provider routes, --configure-cloud-routes: false")
             await service.stopping.wait()
             return EXIT_OK
         logger.info("Starting route controller")
         return await service.run()
-    finally:
-        await probes.aclose()
-        await provider.aclose()
-        await kube.aclose()
+    raise AssertionError("unreachable")  # pragma: no cover -- the stack does not swallow
 
 
 async def plan_once(settings: Settings, *, output: str) -> int:

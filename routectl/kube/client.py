@@ -6,6 +6,11 @@ with orjson: the typed models cost 0.4-0.8 ms per Node, far too much at scale. E
 request carries a timeout (the library sets none by default), and every failure leaves
 this module as a :class:`~routectl.errors.KubeError` (410 as
 :class:`~routectl.errors.ResourceVersionGoneError`): aiohttp's exceptions never escape.
+
+Watch events are split into lines here, not by aiohttp's line reader, whose limit (twice
+the read buffer: 4 MiB with kubernetes-asyncio's) is smaller than a Node can get with many
+images and annotations; an event larger than ``max_event_bytes`` (64 MiB) is a KubeError.
+Messages never carry the request's headers, so the bearer token cannot leak through them.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from routectl.errors import ConfigError, KubeError, ResourceVersionGoneError
 
 HTTP_GONE = 410
+MAX_EVENT_BYTES = 64 * 1024 * 1024
+"""The largest watch event accepted; far above etcd's object limit (1.5 MiB by default)."""
 JsonObj = dict[str, Any]
 
 
@@ -62,9 +69,16 @@ def _translated(what: str) -> Iterator[None]:
 class KubeClient:
     """The few API calls routectl makes, each with a timeout and typed errors."""
 
-    def __init__(self, api: client.ApiClient, *, request_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        api: client.ApiClient,
+        *,
+        request_timeout: float = 30.0,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+    ) -> None:
         self.api = api
         self.request_timeout = request_timeout
+        self.max_event_bytes = max_event_bytes
         # Typed as Any: with _preload_content=False these return raw aiohttp responses,
         # not the models their signatures promise.
         self._core: Any = client.CoreV1Api(api)
@@ -142,7 +156,7 @@ class KubeClient:
             async with response:
                 if response.status != 200:  # noqa: PLR2004 -- a watch answers 200 or fails
                     raise _error(response.status, await response.read(), what="watch nodes")
-                async for line in response.content:
+                async for line in _lines(response.content, limit=self.max_event_bytes):
                     if line.strip():
                         yield _watch_event(line)
 
@@ -193,6 +207,33 @@ class KubeClient:
                 name, namespace, lease, _preload_content=False, _request_timeout=self._timeout()
             )
             return await self._read(response, what="update lease")
+
+
+async def _lines(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[bytes]:
+    """The newline-separated lines of ``content``, each at most ``limit`` bytes long.
+
+    The last line may lack its newline. Each chunk is searched once, so a line of many
+    megabytes costs linear time.
+    """
+    pending = bytearray()
+    async for chunk in content.iter_any():
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if len(pending) + end - start > limit:
+                raise _too_large(limit)
+            pending += chunk[start:end]
+            yield bytes(pending)
+            pending.clear()
+            start = end + 1
+        pending += chunk[start:]
+        if len(pending) > limit:
+            raise _too_large(limit)
+    if pending:
+        yield bytes(pending)
+
+
+def _too_large(limit: int) -> KubeError:
+    return KubeError(f"watch nodes: an event is larger than {limit} bytes; not read")
 
 
 def _watch_event(line: bytes) -> JsonObj:

@@ -59,6 +59,8 @@ def pod_cidr_errors(cidrs: list[str]) -> list[FieldError]:
     errors, families = [], []
     for index, cidr in enumerate(cidrs):
         try:
+            if "/" not in cidr:  # Go's ParseCIDR needs a prefix; ip_network reads a /32
+                raise ValueError(cidr)  # noqa: TRY301 -- one error path for both cases
             families.append(ipaddress.ip_network(cidr, strict=False).version)
         except ValueError:
             errors.append(
