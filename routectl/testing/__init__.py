@@ -10,12 +10,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from routectl.testing.cloud import CloudCall, CloudSettings, FakeCloud, FakeProvider, Fault
+from routectl.testing.cloud import (
+    CloudCall,
+    CloudSettings,
+    FakeCloud,
+    FakeProvider,
+    Fault,
+    RouteChange,
+)
 
 if TYPE_CHECKING:
     from routectl.testing.apiserver import FakeApiServer
 
-__all__ = ["CloudCall", "CloudSettings", "FakeApiServer", "FakeCloud", "FakeProvider", "Fault"]
+__all__ = [
+    "CloudCall",
+    "CloudSettings",
+    "FakeApiServer",
+    "FakeCloud",
+    "FakeProvider",
+    "Fault",
+    "RouteChange",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -66,6 +66,16 @@ class CloudCall:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RouteChange:
+    """A route the cloud created or deleted (successfully), and when."""
+
+    time: float
+    cluster: str
+    operation: str
+    route: Route
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Fault:
     """What the cloud does instead of answering normally, for one call."""
 
@@ -85,6 +95,8 @@ class FakeCloud:
     def __init__(self, settings: CloudSettings | None = None) -> None:
         self.settings = settings or CloudSettings()
         self.calls: list[CloudCall] = []
+        self.listeners: list[Callable[[RouteChange], None]] = []
+        """Called on every successful create and delete (the simulator measures with them)."""
         self.in_flight = 0
         self.max_in_flight = 0
         self._routes: dict[str, dict[str, Route]] = collections.defaultdict(dict)
@@ -209,6 +221,7 @@ class FakeCloud:
             blackhole=False,
             enable_node_addresses=False,
         )
+        self._notify(cluster, "create", table[key])
 
     def _delete(self, cluster: str, route: Route) -> None:
         table = self._routes[cluster]
@@ -219,6 +232,17 @@ class FakeCloud:
                 f"no route to {route.destination_cidr} via {route.target_node or 'nothing'}"
             )
         del table[key]
+        self._notify(cluster, "delete", existing)
+
+    def _notify(self, cluster: str, operation: str, route: Route) -> None:
+        change = RouteChange(
+            time=asyncio.get_running_loop().time(),
+            cluster=cluster,
+            operation=operation,
+            route=route,
+        )
+        for listener in self.listeners:
+            listener(change)
 
 
 _OPTIONS: dict[str, Callable[[str], object]] = {

@@ -1,0 +1,158 @@
+"""What a simulation measures, and how.
+
+* :class:`Recorder` follows the workload's desired state and the cloud's route changes:
+  route latency (a Node gets its pod CIDR, or new addresses under a provider that routes
+  by address → the route exists), wrongful deletes (a route deleted while its Node wanted
+  it and it was right), and when the cloud last changed.
+* :class:`MeteredLoop` attributes CPU time to whoever runs each callback: every handle runs
+  in a ``contextvars`` context, and tasks inherit the context they were created in, so
+  setting :data:`COMPONENT` to ``"controller"`` before starting the controller charges its
+  tasks and connections (and nothing of the fake API server's or the cloud's) to it.
+* Memory is the process's resident set, sampled; the controller's share is the growth from
+  just before it starts, an upper bound (the fake API server's watch history grows too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextvars
+import dataclasses
+import os
+import resource
+import time
+from collections.abc import Callable
+from typing import Any
+
+from routectl.cidr import canonical
+from routectl.model import NodeAddress
+from routectl.testing import RouteChange
+
+COMPONENT: contextvars.ContextVar[str] = contextvars.ContextVar("component", default="simulator")
+
+
+@dataclasses.dataclass
+class Recorder:
+    """Desired routes per the workload, and what the cloud did about them."""
+
+    cluster: str
+    routes_by_address: bool = False
+    """The cloud routes by node address: a route to old addresses is wrong, not wanted."""
+    desired: dict[str, set[str]] = dataclasses.field(default_factory=dict)
+    addresses: dict[str, frozenset[NodeAddress]] = dataclasses.field(default_factory=dict)
+    waiting: dict[tuple[str, str], float] = dataclasses.field(default_factory=dict)
+    latencies: list[float] = dataclasses.field(default_factory=list)
+    wrongful_deletes: int = 0
+    last_workload_change: float = 0.0
+    last_cloud_change: float = 0.0
+
+    def placed(self, node: str, cidr: str, addresses: frozenset[NodeAddress]) -> None:
+        """A Node that starts with its route in place."""
+        self.desired[node] = {cidr}
+        self.addresses[node] = addresses
+
+    def wanted(self, node: str, cidr: str, addresses: frozenset[NodeAddress], now: float) -> None:
+        """A Node now needs a route to ``cidr``."""
+        self.placed(node, cidr, addresses)
+        self.waiting[(node, cidr)] = now
+        self.last_workload_change = now
+
+    def gone(self, node: str, now: float) -> None:
+        """A Node left; its routes are no longer wanted."""
+        for cidr in self.desired.pop(node, set()):
+            self.waiting.pop((node, cidr), None)
+        self.addresses.pop(node, None)
+        self.last_workload_change = now
+
+    def readdressed(
+        self, node: str, cidr: str, addresses: frozenset[NodeAddress], now: float
+    ) -> None:
+        """A Node's addresses changed (matters to providers that route by address)."""
+        self.addresses[node] = addresses
+        self.waiting[(node, cidr)] = now
+        self.last_workload_change = now
+
+    def drifted(self, now: float) -> None:
+        """The cloud was changed behind the controller's back."""
+        self.last_workload_change = now
+
+    def on_change(self, change: RouteChange) -> None:
+        """FakeCloud listener: measure latency and judge deletes."""
+        if change.cluster != self.cluster:
+            return
+        route = change.route
+        key = (route.target_node, canonical(route.destination_cidr))
+        self.last_cloud_change = change.time
+        if change.operation == "create":
+            since = self.waiting.pop(key, None)
+            if since is not None:
+                self.latencies.append(change.time - since)
+        elif self._was_right(route.target_node, key[1], route.target_node_addresses):
+            self.wrongful_deletes += 1
+
+    def _was_right(self, node: str, cidr: str, addresses: tuple[NodeAddress, ...]) -> bool:
+        if cidr not in self.desired.get(node, set()):
+            return False
+        return not self.routes_by_address or frozenset(addresses) == self.addresses.get(node)
+
+    def expected(self) -> set[tuple[str, str]]:
+        """Every (node, canonical CIDR) the cloud should route."""
+        return {(node, cidr) for node, cidrs in self.desired.items() for cidr in cidrs}
+
+
+class MeteredLoop(asyncio.SelectorEventLoop):
+    """A selector loop that charges each callback's thread CPU time to its :data:`COMPONENT`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cpu: collections.defaultdict[str, float] = collections.defaultdict(float)
+
+    def _metered(self, callback: Callable[..., object], *args: Any) -> None:
+        started = time.thread_time()
+        try:
+            callback(*args)
+        finally:
+            self.cpu[COMPONENT.get()] += time.thread_time() - started
+
+    def call_soon(  # type: ignore[override]
+        self,
+        callback: Callable[..., object],
+        *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.Handle:
+        """Schedule ``callback``, metered."""
+        return super().call_soon(self._metered, callback, *args, context=context)
+
+    def call_at(  # type: ignore[override]
+        self,
+        when: float,
+        callback: Callable[..., object],
+        *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.TimerHandle:
+        """Schedule ``callback`` at ``when``, metered."""
+        return super().call_at(when, self._metered, callback, *args, context=context)
+
+    def _add_reader(self, fd: Any, callback: Callable[..., object], *args: Any) -> Any:
+        return super()._add_reader(fd, self._metered, callback, *args)  # type: ignore[misc]
+
+    def _add_writer(self, fd: Any, callback: Callable[..., object], *args: Any) -> Any:
+        return super()._add_writer(fd, self._metered, callback, *args)  # type: ignore[misc]
+
+
+def rss_bytes() -> int:
+    """The process's current resident set size."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:  # noqa: PTH123
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The nearest-rank percentile of ``values`` (0.0 when empty)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(share * len(ordered) + 0.5) - 1))
+    return ordered[rank]
