@@ -22,6 +22,7 @@ import random
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
+from routectl.cidr import canonical
 from routectl.config import Settings
 from routectl.errors import (
     KubeError,
@@ -44,12 +45,58 @@ from routectl.reconcile import (
     needs_sync,
     plan,
     routes_created,
+    scope,
 )
 
 logger = logging.getLogger(__name__)
 
 MASS_DELETE_MIN = 5
 """The guard never trips for this many deletes or fewer (a small cluster losing a node)."""
+INCREMENTAL_MIN = 64
+INCREMENTAL_SHARE = 0.1
+"""A sync on a cached listing plans only the changed Nodes' scope when at most this many
+(or this share) of the Nodes changed: its cost follows the change, not the cluster."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Dirty:
+    names: frozenset[str]
+    cidrs: frozenset[str]
+
+
+class _Changes:
+    """The Nodes changed since the last sync took them, and who claims which pod CIDR."""
+
+    def __init__(self) -> None:
+        self.claims: dict[str, set[str]] = {}
+        self.needs_full = True
+        self._names: set[str] = set()
+        self._cidrs: set[str] = set()
+
+    def note(self, old: NodeView | None, new: NodeView | None) -> None:
+        """Record a Node change (from the informer)."""
+        for view, add in ((old, False), (new, True)):
+            if view is None:
+                continue
+            self._names.add(view.name)
+            for cidr in map(canonical, view.pod_cidrs):
+                self._cidrs.add(cidr)
+                holders = self.claims.setdefault(cidr, set())
+                if add:
+                    holders.add(view.name)
+                else:
+                    holders.discard(view.name)
+
+    def take(self) -> _Dirty:
+        """Hand over the changes so far; new ones accumulate for the next sync."""
+        dirty = _Dirty(frozenset(self._names), frozenset(self._cidrs))
+        self._names, self._cidrs = set(), set()
+        return dirty
+
+    def restore(self, dirty: _Dirty) -> None:
+        """Give back changes a failed sync did not finish."""
+        self._names |= dirty.names
+        self._cidrs |= dirty.cidrs
 
 
 class KubeWriter(Protocol):
@@ -104,9 +151,14 @@ class Controller:
         self._waiting: dict[str, float] = {}
         self._problems: frozenset[tuple[str, str, str]] = frozenset()
         self._guard_tripped = False
+        self._listed_now = False
+        self._owned = 0
+        self.changes = _Changes()
+        self.last_plan_full = True
 
     def observe(self, old: NodeView | None, new: NodeView | None, queue: CoalescingQueue) -> None:
         """Informer callback: request a sync for routing-relevant changes (watch mode)."""
+        self.changes.note(old, new)
         if new is None and old is not None:
             self._waiting.pop(old.name, None)
         elif new is not None and new.pod_cidrs and (old is None or old.pod_cidrs != new.pod_cidrs):
@@ -129,18 +181,64 @@ class Controller:
             self.metrics.sync_duration.observe(loop.time() - started)
 
     async def _sync(self, *, fresh: bool) -> bool:
-        nodes = self.store.values()
-        routes = await self._routes(fresh=fresh)
+        dirty = self.changes.take()
+        try:
+            return await self._sync_changes(fresh=fresh, dirty=dirty)
+        except BaseException:
+            self.changes.restore(dirty)
+            raise
+
+    async def _sync_changes(self, *, fresh: bool, dirty: _Dirty) -> bool:
+        routes = await self._routes(fresh=fresh or self.changes.needs_full)
+        full = self._listed_now or len(dirty.names) > max(
+            INCREMENTAL_MIN, INCREMENTAL_SHARE * len(self.store)
+        )
+        clock = asyncio.get_running_loop().time
+        started = clock()
+        nodes, routes = self._scoped(routes, dirty, full=full)
         result = plan(nodes=nodes, routes=routes, cluster_cidrs=self.settings.cluster_cidrs)
+        self.metrics.plan_duration.labels(scope="full" if full else "changes").observe(
+            clock() - started
+        )
         if self._synthetic.intersection(result.deletes):
             # A route we created is to be deleted, but we lack the cloud's name for it.
-            routes = await self._routes(fresh=True)
+            full = True
+            nodes, routes = self.store.values(), await self._routes(fresh=True)
             result = plan(nodes=nodes, routes=routes, cluster_cidrs=self.settings.cluster_cidrs)
         self.last_plan = result
-        await self._report_problems(result, nodes)
+        self.last_plan_full = full
+        await self._report_problems(result, nodes, full=full)
+        if full:
+            self._owned = result.owned_routes
         result = await self._guard(result)
+        try:
+            changed = await self._carry_out(result, nodes)
+        except BaseException:
+            # A full sync that failed may have left work anywhere: the next one is full too.
+            self.changes.needs_full = self.changes.needs_full or full
+            raise
+        if full:
+            self.changes.needs_full = False
+        return changed
+
+    def _scoped(
+        self, routes: list[Route], dirty: _Dirty, *, full: bool
+    ) -> tuple[Sequence[NodeView], list[Route]]:
+        """All Nodes and routes, or only those the changes since the last sync can affect."""
+        if full:
+            return self.store.values(), routes
+        return scope(
+            changed=dirty.names,
+            nodes=self.store.mapping(),
+            claims=self.changes.claims,
+            routes=routes,
+            changed_cidrs=dirty.cidrs,
+        )
+
+    async def _carry_out(self, result: Plan, nodes: Sequence[NodeView]) -> bool:
         applied = await self._apply(result)
         self._remember(applied)
+        self._owned += len(applied.created) - len(applied.deleted)
         failed = [create for create, _ in applied.failed]
         condition_errors = await self._write_conditions(nodes, result, failed)
         self._observe_latency(nodes, result, failed)
@@ -151,7 +249,9 @@ class Controller:
     async def _routes(self, *, fresh: bool) -> list[Route]:
         now = asyncio.get_running_loop().time()
         max_age = self.settings.listing_max_age
+        self._listed_now = False
         if fresh or self._listing is None or max_age <= 0 or now - self._listed_at > max_age:
+            self._listed_now = True
             self._listing = list(await self.provider.list_routes())
             self._listed_at = now
             self._synthetic.clear()
@@ -172,12 +272,13 @@ class Controller:
 
     async def _guard(self, result: Plan) -> Plan:
         """Withhold every delete if too many of our routes would go at once."""
-        limit = max(MASS_DELETE_MIN, self.settings.mass_delete_threshold * result.owned_routes)
+        owned = max(self._owned, result.owned_routes)  # a scoped plan sees only some routes
+        limit = max(MASS_DELETE_MIN, self.settings.mass_delete_threshold * owned)
         tripped = len(result.deletes) > limit and not self.settings.allow_mass_delete
         if tripped:
             self.metrics.mass_delete_blocked.inc()
             message = (
-                f"Refusing to delete {len(result.deletes)} of {result.owned_routes} routes this "
+                f"Refusing to delete {len(result.deletes)} of {owned} routes this "
                 f"cluster owns (more than {100 * self.settings.mass_delete_threshold:.0f}%); "
                 "creating only. Check the Nodes and --cluster-cidr, then pass "
                 "--allow-mass-delete if the deletes are intended."
@@ -320,9 +421,13 @@ class Controller:
             return exc
         return None
 
-    async def _report_problems(self, result: Plan, nodes: Sequence[NodeView]) -> None:
+    async def _report_problems(
+        self, result: Plan, nodes: Sequence[NodeView], *, full: bool
+    ) -> None:
         """Log and record each problem once, when it first appears."""
         current = frozenset((p.node, p.reason, p.message) for p in result.problems)
+        if not full:  # a scoped plan sees only some problems; forget none of the others
+            current |= self._problems
         by_name = {node.name: node for node in nodes}
         for node_name, reason, message in sorted(current - self._problems):
             self.metrics.problems.labels(reason=reason).inc()

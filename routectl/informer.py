@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable, Iterable
+import types
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from routectl.errors import InvalidObjectError, KubeError, ResourceVersionGoneError
@@ -46,6 +47,10 @@ class NodeStore:
     def values(self) -> list[NodeView]:
         """Every known Node."""
         return list(self._nodes.values())
+
+    def mapping(self) -> Mapping[str, NodeView]:
+        """A read-only view of the Nodes by name."""
+        return types.MappingProxyType(self._nodes)
 
     def upsert(self, node: NodeView) -> NodeView | None:
         """Store ``node``; return what was stored under its name before."""

@@ -26,6 +26,7 @@ class Metrics:
     cloud_call_seconds: Histogram
     token_waits: Histogram
     sync_duration: Histogram
+    plan_duration: Histogram
     events_per_batch: Histogram
     route_latency: Histogram
     leader: Gauge
@@ -66,6 +67,13 @@ class Metrics:
                 "routectl_sync_duration_seconds",
                 "Duration of one route sync.",
                 buckets=LATENCY_BUCKETS,
+                registry=r,
+            ),
+            plan_duration=Histogram(
+                "routectl_plan_duration_seconds",
+                "Time to plan one sync, over the whole cluster (full) or the changed Nodes.",
+                ["scope"],
+                buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15),
                 registry=r,
             ),
             events_per_batch=Histogram(

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from routectl.cidr import Network, canonical, parse_cidr
 from routectl.model import Condition, NodeView, Route
@@ -323,3 +323,39 @@ def needs_sync(old: NodeView | None, new: NodeView | None) -> bool:
         or set(old.pod_cidrs) != set(new.pod_cidrs)
         or set(old.addresses) != set(new.addresses)
     )
+
+
+def scope(
+    *,
+    changed: Collection[str],
+    nodes: Mapping[str, NodeView],
+    claims: Mapping[str, Collection[str]],
+    routes: Iterable[Route],
+    changed_cidrs: Collection[str] = (),
+) -> tuple[list[NodeView], list[Route]]:
+    """The Nodes and routes a change to the Nodes ``changed`` can affect.
+
+    Planning only these gives the same creates and deletes as planning the whole cluster,
+    provided ``routes`` already reflect every other Node (the last plan was applied): the
+    scope holds the changed Nodes, every Node claiming a pod CIDR they claim (or claimed:
+    ``changed_cidrs``), and every route targeting one of them or going to one of those CIDRs,
+    closed under "a route's target is a Node". ``claims`` maps canonical CIDR -> Node names.
+    Its cost follows the change, not the cluster (routes are scanned once).
+    """
+    names = set(changed)
+    cidrs = {_canonical(c) for c in changed_cidrs}
+    listed = tuple(routes)
+    while True:
+        for name in list(names):
+            node = nodes.get(name)
+            if node is not None:
+                cidrs.update(_canonical(c) for c in node.pod_cidrs)
+        for cidr in cidrs:
+            names.update(claims.get(cidr, ()))
+        picked = [
+            r for r in listed if r.target_node in names or _canonical(r.destination_cidr) in cidrs
+        ]
+        grown = {r.target_node for r in picked if r.target_node in nodes} - names
+        if not grown:
+            return [nodes[n] for n in sorted(names) if n in nodes], picked
+        names |= grown

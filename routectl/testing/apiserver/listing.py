@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import copy
 import dataclasses
 import json
 from collections.abc import Mapping
@@ -279,7 +280,7 @@ async def list_objects(
     limit = 0 if options.resource_version == "0" else options.limit
     if max_chunk and options.resource_version != "0":
         limit = min(limit, max_chunk) if limit > 0 else max_chunk
-    page = candidates[:limit] if limit > 0 else candidates
+    page = [copy.deepcopy(obj) for obj in (candidates[:limit] if limit > 0 else candidates)]
     metadata: JsonObj = {"resourceVersion": str(list_rv)}
     if len(page) < len(candidates):
         last = _relative_key(key_of(page[-1]), namespace) if page else start

@@ -155,9 +155,14 @@ class Store:
         return [c for c in self.history if c.resource_version > resource_version]
 
     def state_at(self, resource_version: int) -> dict[Key, JsonObj]:
-        """The objects as they were at ``resource_version`` (must not be in the future)."""
+        """The objects as they were at ``resource_version`` (must not be in the future).
+
+        The objects are shared with the store, not copied (a LIST of many objects would
+        otherwise copy them all for every page): callers must copy what they hand out.
+        Stored objects are never changed in place, only replaced, so sharing is safe.
+        """
         self._check(resource_version)
-        state = {k: copy.deepcopy(v) for k, v in self._objects.items()}
+        state = dict(self._objects)
         for change in reversed(self.history):
             if change.resource_version <= resource_version:
                 break
@@ -165,7 +170,7 @@ class Store:
             if change.prev is None:
                 state.pop(key, None)
             else:
-                state[key] = copy.deepcopy(change.prev)
+                state[key] = change.prev
         return state
 
     def _check(self, resource_version: int) -> None:
@@ -200,5 +205,6 @@ def _in_key_order(objects: dict[Key, JsonObj], namespace: str | None) -> list[Js
 
 
 def in_key_order(objects: dict[Key, JsonObj], namespace: str | None = None) -> list[JsonObj]:
-    """Objects of a state snapshot (of one namespace), in key order."""
-    return _in_key_order(objects, namespace)
+    """Objects of a state snapshot (of one namespace), in key order, shared, not copied."""
+    keys = sorted((k for k in objects if namespace is None or k[0] == namespace), key=sort_key)
+    return [objects[k] for k in keys]

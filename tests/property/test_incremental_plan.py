@@ -1,0 +1,99 @@
+"""The incremental plan (scope + plan) agrees with the full plan (hypothesis)."""
+
+from __future__ import annotations
+
+import dataclasses
+from ipaddress import ip_network
+
+from hypothesis import given, settings, strategies as st
+
+from routectl.cidr import canonical
+from routectl.model import NodeAddress, NodeView, Route
+from routectl.reconcile import plan, scope
+from tests.property.test_plan_properties import apply
+
+CLUSTER = (ip_network("10.244.0.0/16"), ip_network("fd00:10:244::/56"))
+CIDRS = [
+    "10.244.1.0/24",
+    "10.244.2.0/24",
+    "10.244.3.0/24",
+    "fd00:10:244:1::/64",
+    "192.168.0.0/24",
+    "10.244.0.0/15",
+]
+NAMES = [f"n{i}" for i in range(6)]
+ADDRESSES = [NodeAddress(type="InternalIP", address=f"10.0.0.{i}") for i in range(3)]
+
+node_st = st.builds(
+    NodeView,
+    name=st.sampled_from(NAMES),
+    uid=st.just("uid"),
+    pod_cidrs=st.lists(st.sampled_from(CIDRS), max_size=2).map(tuple),
+    addresses=st.lists(st.sampled_from(ADDRESSES), max_size=2, unique=True).map(tuple),
+)
+nodes_st = st.lists(node_st, max_size=6, unique_by=lambda n: n.name)
+extra_routes = st.lists(
+    st.builds(
+        Route,
+        target_node=st.sampled_from([*NAMES, "", "gone"]),
+        destination_cidr=st.sampled_from(CIDRS),
+        blackhole=st.booleans(),
+    ),
+    max_size=3,
+)
+
+
+def claims_of(nodes: dict[str, NodeView]) -> dict[str, set[str]]:
+    claims: dict[str, set[str]] = {}
+    for node in nodes.values():
+        for cidr in node.pod_cidrs:
+            claims.setdefault(canonical(cidr), set()).add(node.name)
+    return claims
+
+
+def summary(result) -> tuple[set[tuple[str, str]], list[str]]:
+    return {
+        (c.route.target_node, canonical(c.route.destination_cidr)) for c in result.creates
+    }, sorted(map(repr, result.deletes))
+
+
+@settings(max_examples=500, deadline=None)
+@given(before=nodes_st, after=nodes_st, noise=extra_routes, ena=st.booleans())
+def test_incremental_plan_equals_full_plan(before, after, noise, ena) -> None:
+    """After a full plan was applied, planning only the changed Nodes' scope finds the same
+    creates and deletes as planning the whole cluster."""
+    first = plan(nodes=before, routes=noise, cluster_cidrs=CLUSTER)
+    listing = apply(list(noise), first, ena=ena)
+    # Whatever the first plan left (e.g. out-of-range noise) is the settled state of the cloud.
+    settled = plan(nodes=before, routes=listing, cluster_cidrs=CLUSTER)
+    listing = apply(listing, settled, ena=ena)
+    old = {n.name: n for n in before}
+    new = {n.name: n for n in after}
+    changed = {name for name in old.keys() | new.keys() if old.get(name) != new.get(name)}
+    changed_cidrs = {c for name in changed if name in old for c in old[name].pod_cidrs}
+    nodes, routes = scope(
+        changed=changed,
+        nodes=new,
+        claims=claims_of(new),
+        routes=listing,
+        changed_cidrs=changed_cidrs,
+    )
+    full = plan(nodes=after, routes=listing, cluster_cidrs=CLUSTER)
+    part = plan(nodes=nodes, routes=routes, cluster_cidrs=CLUSTER)
+    assert summary(part) == summary(full)
+
+
+def test_scope_of_one_node_in_a_big_cluster_is_small() -> None:
+    """A one-Node change scopes to that Node and its own routes, whatever the cluster size."""
+    nodes = {
+        f"n{i}": NodeView(
+            name=f"n{i}", uid="u", pod_cidrs=(f"10.{i // 256}.{i % 256}.0/24",), addresses=()
+        )
+        for i in range(2000)
+    }
+    routes = [Route(target_node=n.name, destination_cidr=n.pod_cidrs[0]) for n in nodes.values()]
+    changed = dataclasses.replace(nodes["n7"], pod_cidrs=("10.0.7.0/24",))
+    nodes["n7"] = changed
+    subset, picked = scope(changed={"n7"}, nodes=nodes, claims=claims_of(nodes), routes=routes)
+    assert [n.name for n in subset] == ["n7"]
+    assert picked == [routes[7]]
