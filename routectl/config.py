@@ -139,6 +139,11 @@ class Settings:
     listing_max_age: float = 300.0
     """A sync may diff against a listing this young (kept current with our own writes)
     instead of listing again; 0 lists on every sync, as upstream does."""
+    batch_writes: bool = True
+    """Write a whole sync in one call when the provider can (whole-table clouds)."""
+    batch_write_interval: float = 10.0
+    """With batched writes, syncs start no closer together than this, so a burst of Node
+    events becomes a few large writes rather than many small ones."""
     retry_failed_syncs: bool = True
     """Requeue a sync whose cloud calls failed, with backoff (upstream's watch mode does not)."""
     retry_backoff_base: float = 1.0

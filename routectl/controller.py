@@ -35,7 +35,7 @@ from routectl.informer import NodeStore
 from routectl.kube import condition_patch, event, go_duration, node_event
 from routectl.metrics import Metrics
 from routectl.model import NodeView, Route
-from routectl.provider import RouteProvider
+from routectl.provider import BatchResult, BatchRouteProvider, RouteProvider, batch_capable
 from routectl.queue import Batch, CoalescingQueue
 from routectl.ratelimit import backoff_delay
 from routectl.reconcile import (
@@ -293,6 +293,8 @@ class Controller:
         return result
 
     async def _apply(self, result: Plan) -> _Applied:
+        if not result.empty and self.settings.batch_writes and batch_capable(self.provider):
+            return await self._apply_batch(self.provider, result)
         applied = _Applied()
         deletes = {route: asyncio.ensure_future(self._delete(route)) for route in result.deletes}
 
@@ -326,6 +328,37 @@ class Controller:
                 applied.deleted.append(route)
             else:
                 applied.errors.append(error)
+        return applied
+
+    async def _apply_batch(self, provider: BatchRouteProvider, result: Plan) -> _Applied:
+        """One write for the whole plan: deletes first, then creates, per-route results."""
+        applied = _Applied()
+        deletes, creates = list(result.deletes), list(result.creates)
+        logger.info("Writing %d deletes and %d creates in one batch", len(deletes), len(creates))
+        started = asyncio.get_running_loop().time()
+        try:
+            outcome = await provider.apply_routes(
+                deletes=deletes, creates=[(c.route, c.name_hint) for c in creates]
+            )
+        except ProviderError as exc:
+            outcome = BatchResult(
+                failed_deletes=dict.fromkeys(range(len(deletes)), exc),
+                failed_creates=dict.fromkeys(range(len(creates)), exc),
+            )
+        elapsed = asyncio.get_running_loop().time() - started
+        for index, route in enumerate(deletes):
+            if index in outcome.failed_deletes:
+                applied.errors.append(outcome.failed_deletes[index])
+            else:
+                applied.deleted.append(route)
+        for index, create in enumerate(creates):
+            error = outcome.failed_creates.get(index)
+            if error is None:
+                applied.created.append(create)
+                continue
+            applied.failed.append((create, error))
+            applied.errors.append(error)
+            await self._failed_create_event(create, error, elapsed)
         return applied
 
     async def _delete(self, route: Route) -> ProviderError | None:

@@ -158,6 +158,18 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
     )
     _bool_flag(
         sync,
+        "--batch-writes",
+        default=True,
+        help="write a whole sync in one call when the provider can (default: true)",
+    )
+    sync.add_argument(
+        "--batch-write-interval",
+        type=DURATION,
+        default=10.0,
+        help="with batched writes, syncs start no closer together than this (default: 10s)",
+    )
+    _bool_flag(
+        sync,
         "--retry-failed-syncs",
         default=True,
         help="requeue failed syncs with backoff (default: true)",
@@ -245,6 +257,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
             "min_sync_interval": args.min_sync_interval,
             "listing_max_age": args.route_listing_max_age,
             "retry_failed_syncs": args.retry_failed_syncs,
+            "batch_writes": args.batch_writes,
+            "batch_write_interval": args.batch_write_interval,
             "mass_delete_threshold": args.mass_delete_threshold,
             "allow_mass_delete": args.allow_mass_delete,
             "leader_elect": args.leader_elect,

@@ -20,8 +20,8 @@ import collections
 import dataclasses
 import importlib.metadata
 import random
-from collections.abc import Awaitable, Callable, Collection, Mapping
-from typing import Protocol, TypeVar, cast
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import Protocol, TypeGuard, TypeVar, cast
 
 import aiolimiter
 import tenacity
@@ -60,6 +60,39 @@ class RouteProvider(Protocol):
     async def aclose(self) -> None:
         """Release connections and other resources."""
         ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class BatchResult:
+    """Per-route outcome of one batched write: the index of each failed delete or create."""
+
+    failed_deletes: Mapping[int, ProviderError] = dataclasses.field(default_factory=dict)
+    failed_creates: Mapping[int, ProviderError] = dataclasses.field(default_factory=dict)
+
+
+class BatchRouteProvider(RouteProvider, Protocol):
+    """The optional capability of clouds that store a route table as one object.
+
+    OpenStack router routes and Azure route tables pay one write per route today; a
+    provider that sets ``supports_batch`` applies a whole sync's deletes (first) and
+    creates in one call and reports which routes failed. A failure of the whole call
+    raises, as any call does. "Already exists" and "not found" count as success.
+    """
+
+    supports_batch: bool
+
+    async def apply_routes(
+        self, *, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
+    ) -> BatchResult:
+        """Delete ``deletes``, then create ``creates`` (route, name hint), in one write."""
+        ...
+
+
+def batch_capable(provider: object) -> TypeGuard[BatchRouteProvider]:
+    """True if ``provider`` offers batched writes and says it may use them."""
+    return bool(getattr(provider, "supports_batch", False)) and callable(
+        getattr(provider, "apply_routes", None)
+    )
 
 
 class ProviderFactory(Protocol):
@@ -202,6 +235,24 @@ class RateLimitedProvider:
             await self.inner.delete_route(route)
 
         await self._call("delete", delete)
+
+    @property
+    def supports_batch(self) -> bool:
+        """Whether the wrapped provider writes whole batches (see BatchRouteProvider)."""
+        return batch_capable(self.inner)
+
+    async def apply_routes(
+        self, *, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
+    ) -> BatchResult:
+        """One batched write through the gate: one token, retried as a whole."""
+        inner = self.inner
+        if not batch_capable(inner):
+            raise TypeError("the wrapped provider does not write batches")
+
+        async def batch() -> BatchResult:
+            return await inner.apply_routes(deletes=deletes, creates=creates)
+
+        return await self._call("batch", batch)
 
     async def aclose(self) -> None:
         """Close the wrapped provider."""

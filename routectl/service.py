@@ -32,7 +32,13 @@ from routectl.lease import ElectionSettings, LeaderElector, LeadershipLostError
 from routectl.logs import configure_logging
 from routectl.metrics import Metrics
 from routectl.probes import ProbeServer
-from routectl.provider import CallPolicy, RateLimitedProvider, RouteProvider, load_factory
+from routectl.provider import (
+    CallPolicy,
+    RateLimitedProvider,
+    RouteProvider,
+    batch_capable,
+    load_factory,
+)
 from routectl.queue import CoalescingQueue
 from routectl.reconcile import Plan, plan
 
@@ -84,9 +90,10 @@ class Service:
         self.kube = kube
         self.metrics = metrics
         self.store = NodeStore()
-        self.queue = CoalescingQueue(
-            batch_window=settings.batch_window, min_interval=settings.min_sync_interval
-        )
+        min_interval = settings.min_sync_interval
+        if settings.batch_writes and batch_capable(provider):
+            min_interval = max(min_interval, settings.batch_write_interval)
+        self.queue = CoalescingQueue(batch_window=settings.batch_window, min_interval=min_interval)
         self.controller = Controller(
             settings=settings, store=self.store, provider=provider, kube=kube, metrics=metrics
         )

@@ -20,6 +20,7 @@ def jobs_for(args: argparse.Namespace, profiles: list[str]) -> list[Job]:
         write_latency=args.cloud_write_latency,
         qps=args.cloud_qps,
         burst=args.cloud_burst,
+        whole_table=args.cloud_whole_table,
     )
     return [
         Job(

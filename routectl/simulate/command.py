@@ -67,6 +67,11 @@ def add_simulate(commands: Any) -> None:
         "--cloud-burst", type=int, default=10, help="the cloud's budget burst (default: 10)"
     )
     p.add_argument(
+        "--cloud-whole-table",
+        action="store_true",
+        help="the cloud stores a route table as one object and takes batched writes",
+    )
+    p.add_argument(
         "--jobs", type=int, default=min(2, os.cpu_count() or 1), help="simulations run at once"
     )
     p.add_argument("--json", type=Path, help="write the results as JSON to this file")

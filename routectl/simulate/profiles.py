@@ -9,7 +9,8 @@
 * ``upstream-periodic``: the feature gate off: a full sync with a fresh ListRoutes every
   10 s, no bucket, no retries.
 
-The upstream profiles also pass ``--allow-mass-delete``: upstream has no such guard.
+The upstream profiles also pass ``--allow-mass-delete`` and ``--batch-writes=false``:
+upstream has no such guard and writes one route per call even to whole-table clouds.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ PROFILES: dict[str, tuple[str, ...]] = {
         "--cloud-max-attempts=1",
         "--retry-failed-syncs=false",
         "--route-resync-period=12h",
+        "--batch-writes=false",
         "--allow-mass-delete",
     ),
     "upstream-periodic": (
@@ -38,6 +40,7 @@ PROFILES: dict[str, tuple[str, ...]] = {
         "--cloud-qps=0",
         "--cloud-max-attempts=1",
         "--retry-failed-syncs=false",
+        "--batch-writes=false",
         "--allow-mass-delete",
     ),
 }

@@ -58,6 +58,7 @@ def table(results: Sequence[Result]) -> Table:
         ("CreateRoute calls", [str(r.cloud_calls["create"]) for r in results]),
         ("DeleteRoute calls", [str(r.cloud_calls["delete"]) for r in results]),
         ("throttled answers", [str(r.throttled) for r in results]),
+        ("of the writes, whole-table batches", [str(r.batched_writes) for r in results]),
         ("route latency p50", [_seconds(percentile(r.latencies, 0.50)) for r in results]),
         ("route latency p99", [_seconds(percentile(r.latencies, 0.99)) for r in results]),
         ("route latency max", [_seconds(max(r.latencies, default=0.0)) for r in results]),

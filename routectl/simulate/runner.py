@@ -42,6 +42,8 @@ class CloudModel:
     write_latency: float = 1.0
     qps: float = 1.0
     burst: int = 10
+    whole_table: bool = False
+    """The route table is one object and the provider writes batches (Azure, OpenStack)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,6 +72,7 @@ class Result:
     cpu_seconds: float
     peak_rss_bytes: int
     call_times: list[float]
+    batched_writes: int = 0
 
     def summary(self) -> dict[str, object]:
         """The per-profile object of ``routectl simulate --json``."""
@@ -109,6 +112,7 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
             burst=model.burst,
             seed=job.seed,
             enable_node_addresses=by_address,
+            whole_table=model.whole_table,
         )
     )
     recorder = Recorder(cluster=CLUSTER, routes_by_address=by_address)
@@ -151,6 +155,7 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
         cpu_seconds=round(loop.cpu["controller"], 3),
         peak_rss_bytes=max(0, peak - baseline),
         call_times=[c.time for c in cloud.calls],
+        batched_writes=cloud.batches,
     )
 
 

@@ -19,7 +19,7 @@ import collections
 import dataclasses
 import hashlib
 import random
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import cast
 
 from routectl.cidr import canonical
@@ -32,6 +32,7 @@ from routectl.errors import (
     RouteNotFoundError,
 )
 from routectl.model import Route
+from routectl.provider import BatchResult
 from routectl.ratelimit import TokenBucket
 
 HANG_SECONDS = 24 * 3600.0
@@ -53,6 +54,9 @@ class CloudSettings:
     seed: int = 0
     enable_node_addresses: bool = False
     """Report node addresses on listed routes, so address changes replace routes."""
+    whole_table: bool = False
+    """The table is one object (like Azure route tables, OpenStack router routes): the
+    provider also accepts a whole batch of changes in one write."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,6 +103,8 @@ class FakeCloud:
         """Called on every successful create and delete (the simulator measures with them)."""
         self.in_flight = 0
         self.max_in_flight = 0
+        self.batches = 0
+        """Whole-table writes received (each also counted as a create or delete call)."""
         self._routes: dict[str, dict[str, Route]] = collections.defaultdict(dict)
         self._faults: dict[str, collections.deque[Fault]] = collections.defaultdict(
             collections.deque
@@ -234,6 +240,29 @@ class FakeCloud:
         del table[key]
         self._notify(cluster, "delete", existing)
 
+    def apply(
+        self, cluster: str, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
+    ) -> BatchResult:
+        """Apply a batch to one table (the body of a whole-table write); per-route results."""
+        self.batches += 1
+        failed_deletes: dict[int, ProviderError] = {}
+        failed_creates: dict[int, ProviderError] = {}
+        for index, route in enumerate(deletes):
+            try:
+                self._delete(cluster, route)
+            except RouteNotFoundError:
+                pass
+            except ProviderError as exc:
+                failed_deletes[index] = exc
+        for index, (route, hint) in enumerate(creates):
+            try:
+                self._create(cluster, route, hint)
+            except RouteAlreadyExistsError:
+                pass
+            except ProviderError as exc:
+                failed_creates[index] = exc
+        return BatchResult(failed_deletes=failed_deletes, failed_creates=failed_creates)
+
     def _notify(self, cluster: str, operation: str, route: Route) -> None:
         change = RouteChange(
             time=asyncio.get_running_loop().time(),
@@ -254,6 +283,7 @@ _OPTIONS: dict[str, Callable[[str], object]] = {
     "failure-rate": float,
     "seed": int,
     "enable-node-addresses": lambda v: v.strip().lower() in {"1", "true", "yes"},
+    "whole-table": lambda v: v.strip().lower() in {"1", "true", "yes"},
 }
 
 
@@ -313,6 +343,23 @@ class FakeProvider:
             "delete",
             lambda: self.cloud._delete(self.cluster_name, route),  # noqa: SLF001
         )
+
+    @property
+    def supports_batch(self) -> bool:
+        """True in whole-table mode: :meth:`apply_routes` writes a batch in one call."""
+        return self.cloud.settings.whole_table
+
+    async def apply_routes(
+        self, *, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
+    ) -> BatchResult:
+        """Apply deletes, then creates, as one write of the table (one request)."""
+        operation = "create" if creates else "delete"
+        outcome = await self.cloud.serve(
+            self.cluster_name,
+            operation,
+            lambda: self.cloud.apply(self.cluster_name, deletes, creates),
+        )
+        return cast("BatchResult", outcome)
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -11,8 +11,14 @@ from routectl.errors import (
     ProviderThrottledError,
 )
 from routectl.model import Route
-from routectl.provider import ProviderFactory, load_factory
-from routectl.testing import FakeCloud, FakeProvider, Fault
+from routectl.provider import (
+    CallPolicy,
+    ProviderFactory,
+    RateLimitedProvider,
+    batch_capable,
+    load_factory,
+)
+from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from routectl.testing.contract import ProviderContract
 
 _: ProviderFactory = FakeProvider
@@ -80,3 +86,47 @@ async def test_route_quota_is_terminal() -> None:
     await p.create_route(Route(target_node="a", destination_cidr="10.0.1.0/24"), name_hint="a")
     with pytest.raises(ProviderTerminalError, match="quota"):
         await p.create_route(Route(target_node="b", destination_cidr="10.0.2.0/24"), name_hint="b")
+
+
+class TestFakeProviderWholeTable(ProviderContract):
+    """The contract holds in whole-table mode too (single-route calls still work)."""
+
+    @pytest.fixture
+    async def provider(self):
+        """A whole-table fake provider for an empty cluster."""
+        p = FakeProvider(cluster_name="contract", options={"whole-table": "true"})
+        yield p
+        await p.aclose()
+
+
+@pytest.mark.looptime
+async def test_a_batch_is_one_write_with_per_route_results() -> None:
+    """apply_routes deletes first, then creates, in one request, and reports failures by index."""
+    cloud = FakeCloud(CloudSettings(whole_table=True, route_quota=2))
+    p = cloud.provider("c")
+    assert batch_capable(p)
+    old = Route(target_node="gone", destination_cidr="10.0.1.0/24")
+    cloud.add_route("c", old)
+    creates = [
+        (Route(target_node=f"n{i}", destination_cidr=f"10.0.{i}.0/24"), f"h{i}") for i in (1, 2, 3)
+    ]
+    result = await p.apply_routes(deletes=[old], creates=creates)
+    assert cloud.count() == 1
+    assert sorted(result.failed_creates) == [2]
+    assert "quota" in str(result.failed_creates[2])
+    assert {r.target_node for r in cloud.routes("c")} == {"n1", "n2"}
+
+
+@pytest.mark.looptime
+async def test_rate_limited_provider_passes_batches_through_one_token() -> None:
+    """The gate forwards the capability and spends one token per batch."""
+    cloud = FakeCloud(CloudSettings(whole_table=True))
+    gated = RateLimitedProvider(cloud.provider("c"), policy=CallPolicy(qps=1.0, burst=1))
+    assert gated.supports_batch
+    creates = [
+        (Route(target_node=f"n{i}", destination_cidr=f"10.0.{i}.0/24"), "h") for i in range(50)
+    ]
+    await gated.apply_routes(deletes=[], creates=creates)
+    assert gated.statistics().count("batch", "ok") == 1
+    assert len(cloud.routes("c")) == 50
+    assert not RateLimitedProvider(FakeCloud().provider("c"), policy=CallPolicy()).supports_batch

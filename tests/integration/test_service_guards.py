@@ -79,3 +79,29 @@ async def test_throttled_cloud_slows_down_instead_of_storming(cluster: Cluster) 
         cluster.server.create_node(node_object(f"n{i}", f"10.244.{i}.0/24"))
     await eventually(lambda: len(cluster.routes()) == 30, within=120)
     assert cluster.cloud.count(outcome="throttled") == 0
+
+
+async def test_whole_table_cloud_gets_few_large_writes(cluster: Cluster) -> None:
+    """Against a whole-table cloud, a burst of 40 new Nodes costs a handful of batch writes."""
+    cluster.cloud = FakeCloud(CloudSettings(whole_table=True, write_latency=1.0))
+    await cluster.start()
+    for i in range(40):
+        cluster.server.create_node(node_object(f"n{i}", f"10.244.{i}.0/24"))
+        await asyncio.sleep(0.5)
+    await eventually(lambda: len(cluster.routes()) == 40)
+    assert cluster.cloud.batches <= 4
+    assert cluster.cloud.count("create") == cluster.cloud.batches
+    await eventually(
+        lambda: all(cluster.condition(f"n{i}") == ("False", "RouteCreated") for i in range(40))
+    )
+
+
+async def test_batch_writes_can_be_turned_off(cluster: Cluster) -> None:
+    """--batch-writes=false writes route by route even to a whole-table cloud."""
+    cluster.cloud = FakeCloud(CloudSettings(whole_table=True))
+    await cluster.start(batch_writes=False)
+    for i in range(5):
+        cluster.server.create_node(node_object(f"n{i}", f"10.244.{i}.0/24"))
+    await eventually(lambda: len(cluster.routes()) == 5)
+    assert cluster.cloud.batches == 0
+    assert cluster.cloud.count("create") == 5

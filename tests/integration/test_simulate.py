@@ -186,3 +186,14 @@ def test_bad_simulate_flags_exit_2(args, needle, capsys) -> None:
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert needle in err
+
+
+def test_whole_table_cloud_scale_up_is_a_few_batches() -> None:
+    """Against a whole-table cloud, routectl writes 200 new routes in a few batch writes."""
+    cloud = CloudModel(list_latency=0.2, write_latency=1.0, qps=1.0, burst=10, whole_table=True)
+    ours = run_job(
+        Job(scenario="scale-up", profile="routectl", nodes=200, duration=600.0, cloud=cloud)
+    )
+    assert ours.converge_seconds >= 0
+    assert ours.wrongful_deletes == 0
+    assert ours.batched_writes == ours.cloud_calls["create"] <= 10
