@@ -39,6 +39,8 @@ from routectl.model import Route
 from routectl.ratelimit import backoff_delay
 
 ENTRY_POINT_GROUP = "routectl.providers"
+_TICK = 1e-6
+"""Waits shorter than this may end without the (virtual or coarse) clock moving."""
 T = TypeVar("T")
 
 
@@ -276,10 +278,13 @@ class RateLimitedProvider:
         if self._limiter is None or self._slots is None:
             # Created on first use: aiolimiter and semaphores bind to the running loop.
             self._limiter = _Bucket(self.policy.burst, self.policy.burst / self.policy.qps)
+            # No burst credit at start: a replica that just took over from a leader whose
+            # calls still count against the cloud's budget must not add a burst on top.
+            self._limiter.drain(now=loop.time())
             self._slots = asyncio.Semaphore(self.policy.concurrency)
         async with self._slots:
             # A cloud's retry-after holds back every call; it may be extended while we wait.
-            while (pause := self._paused_until - loop.time()) > 0:  # noqa: ASYNC110
+            while (pause := self._paused_until - loop.time()) > _TICK:  # noqa: ASYNC110
                 await asyncio.sleep(pause)
             waited_from = loop.time()
             await self._limiter.acquire()
@@ -348,6 +353,11 @@ class _Bucket(aiolimiter.AsyncLimiter):
     def _leak(self) -> None:
         super()._leak()
         self._level = round(self._level, 9)
+
+    def drain(self, *, now: float) -> None:
+        """Start full, as if ``burst`` calls had just been made: tokens accrue from ``now``."""
+        self._level = float(self.max_rate)
+        self._last_check = now
 
 
 def _retryable(exc: BaseException) -> bool:

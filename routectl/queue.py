@@ -19,8 +19,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-# Times computed as ``now + due_in(now)`` may land a rounding error short of ``due``.
-_EPSILON = 1e-9
+# Times computed as ``now + due_in(now)`` may land a rounding error short of ``due``, and a
+# wait shorter than a clock tick may end without a virtual (or coarse) clock moving.
+_EPSILON = 1e-6
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,6 +12,7 @@ from routectl.config import parse_duration
 PROFILE_NAMES = ("routectl", "upstream-watch", "upstream-periodic")
 MAX_NODES = 65536  # one /24 of 10.0.0.0/8 each
 SCENARIO_NAMES = (
+    "chaos",
     "idle",
     "scale-up",
     "scale-down",
@@ -65,6 +66,11 @@ def add_simulate(commands: Any) -> None:
     )
     p.add_argument(
         "--cloud-burst", type=int, default=10, help="the cloud's budget burst (default: 10)"
+    )
+    p.add_argument(
+        "--controller-flags",
+        default="",
+        help="extra `routectl run` flags for every profile, e.g. '--route-resync-period=10m'",
     )
     p.add_argument(
         "--cloud-whole-table",

@@ -18,6 +18,7 @@ import asyncio
 import collections
 import contextvars
 import dataclasses
+import ipaddress
 import os
 import resource
 import time
@@ -26,6 +27,7 @@ from typing import Any
 
 from routectl.cidr import canonical
 from routectl.model import NodeAddress
+from routectl.reconcile import is_responsible
 from routectl.testing import RouteChange
 
 COMPONENT: contextvars.ContextVar[str] = contextvars.ContextVar("component", default="simulator")
@@ -36,6 +38,7 @@ class Recorder:
     """Desired routes per the workload, and what the cloud did about them."""
 
     cluster: str
+    cluster_cidr: str = "10.0.0.0/8"
     routes_by_address: bool = False
     """The cloud routes by node address: a route to old addresses is wrong, not wanted."""
     desired: dict[str, set[str]] = dataclasses.field(default_factory=dict)
@@ -43,6 +46,8 @@ class Recorder:
     waiting: dict[tuple[str, str], float] = dataclasses.field(default_factory=dict)
     latencies: list[float] = dataclasses.field(default_factory=list)
     wrongful_deletes: int = 0
+    foreign_touched: int = 0
+    last_fault: float = 0.0
     last_workload_change: float = 0.0
     last_cloud_change: float = 0.0
 
@@ -72,15 +77,22 @@ class Recorder:
         self.waiting[(node, cidr)] = now
         self.last_workload_change = now
 
+    def faulted(self, now: float) -> None:
+        """A fault was injected (chaos)."""
+        self.last_fault = now
+
     def drifted(self, now: float) -> None:
         """The cloud was changed behind the controller's back."""
         self.last_workload_change = now
 
     def on_change(self, change: RouteChange) -> None:
         """FakeCloud listener: measure latency and judge deletes."""
-        if change.cluster != self.cluster:
-            return
         route = change.route
+        if change.cluster != self.cluster or not is_responsible(
+            route.destination_cidr, (ipaddress.ip_network(self.cluster_cidr),)
+        ):
+            self.foreign_touched += 1
+            return
         key = (route.target_node, canonical(route.destination_cidr))
         self.last_cloud_change = change.time
         if change.operation == "create":

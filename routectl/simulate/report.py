@@ -12,6 +12,14 @@ from routectl.simulate.measure import percentile
 from routectl.simulate.runner import Result
 
 MINUTES_FROM = 120.0
+INVARIANTS = (
+    "wrongful_deletes",
+    "foreign_routes_touched",
+    "budget_overruns",
+    "concurrent_writers",
+    "unconverged_after_faults",
+    "unhandled_exceptions",
+)
 
 
 def by_scenario(results: Sequence[Result]) -> dict[str, list[Result]]:
@@ -66,6 +74,12 @@ def table(results: Sequence[Result]) -> Table:
         ("wrongful deletes", [str(r.wrongful_deletes) for r in results]),
         ("controller CPU", [f"{r.cpu_seconds:.2f}s" for r in results]),
         ("peak RSS growth", [f"{r.peak_rss_bytes / 2**20:.1f} MiB" for r in results]),
+        ("faults injected", [str(len(r.faults)) for r in results]),
+        ("controller replicas started", [str(r.replicas_started) for r in results]),
+        *(
+            (f"invariant: {name}", [str(r.invariants.get(name, 0)) for r in results])
+            for name in INVARIANTS
+        ),
     ]
     for label, cells in rows:
         t.add_row(label, *cells)

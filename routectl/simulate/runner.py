@@ -15,18 +15,21 @@ import logging
 import multiprocessing
 import random
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
+from ipaddress import ip_network
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import looptime
 
 from routectl.cidr import canonical
-from routectl.kube import KubeClient
-from routectl.metrics import Metrics
-from routectl.service import Service, gate
-from routectl.simulate.measure import COMPONENT, MeteredLoop, Recorder, percentile, rss_bytes
-from routectl.simulate.profiles import profile_settings
+from routectl.config import Settings
+from routectl.flags import parse_run_flags
+from routectl.reconcile import is_responsible
+from routectl.simulate.chaos import run_chaos
+from routectl.simulate.measure import MeteredLoop, Recorder, percentile, rss_bytes
+from routectl.simulate.pool import Pool
+from routectl.simulate.profiles import CLUSTER_CIDR, profile_flags
 from routectl.simulate.workload import CLUSTER, DRIVERS, Sim, setup
 from routectl.testing import CloudSettings, FakeCloud
 from routectl.testing.apiserver import FakeApiServer
@@ -57,6 +60,8 @@ class Job:
     seed: int = 1
     heartbeat: float = 300.0
     cloud: CloudModel = CloudModel()
+    controller_flags: tuple[str, ...] = ()
+    """Extra ``routectl run`` flags for every profile (e.g. a shorter resync for a soak)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +78,9 @@ class Result:
     peak_rss_bytes: int
     call_times: list[float]
     batched_writes: int = 0
+    invariants: dict[str, int] = dataclasses.field(default_factory=dict)
+    faults: list[str] = dataclasses.field(default_factory=list)
+    replicas_started: int = 1
 
     def summary(self) -> dict[str, object]:
         """The per-profile object of ``routectl simulate --json``."""
@@ -88,6 +96,7 @@ class Result:
             "wrongful_deletes": self.wrongful_deletes,
             "cpu_seconds": self.cpu_seconds,
             "peak_rss_bytes": self.peak_rss_bytes,
+            "invariants": self.invariants,
         }
 
 
@@ -104,6 +113,7 @@ def run_job(job: Job) -> Result:
 async def _simulate(job: Job, loop: MeteredLoop) -> Result:
     model = job.cloud
     by_address = job.scenario == "address-change"
+    chaos = job.scenario == "chaos"
     cloud = FakeCloud(
         CloudSettings(
             list_latency=model.list_latency,
@@ -113,10 +123,13 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
             seed=job.seed,
             enable_node_addresses=by_address,
             whole_table=model.whole_table,
+            list_lag=5.0 if chaos else 0.0,
         )
     )
-    recorder = Recorder(cluster=CLUSTER, routes_by_address=by_address)
+    recorder = Recorder(cluster=CLUSTER, cluster_cidr=CLUSTER_CIDR, routes_by_address=by_address)
     cloud.listeners.append(recorder.on_change)
+    failures: list[object] = []
+    loop.set_exception_handler(lambda _, context: failures.append(context))
     async with FakeApiServer(history_limit=20_000) as server:
         sim = Sim(
             server=server,
@@ -130,19 +143,26 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
         with tempfile.TemporaryDirectory() as scratch:
             kubeconfig = Path(scratch) / "kubeconfig"
             server.kubeconfig(kubeconfig)
-            service, kube, running = await _start_controller(job, cloud, str(kubeconfig))
+            settings = _settings(job, kubeconfig=str(kubeconfig), elected=chaos)
+            pool = Pool(settings=settings, cloud=cloud, elected=chaos)
+            for _ in range(2 if chaos else 1):
+                await pool.start()
+            if chaos:
+                pool.supervise(size=2)
+            faults: list[str] = []
             try:
-                peak = await _drive(sim, job, peak)
+                peak = await _drive(
+                    sim, job, peak, pool=pool, quiet=_quiet(settings), faults=faults
+                )
             finally:
-                service.stopping.set()
-                await running
-                await kube.aclose()
+                await pool.stop()
+    expected = recorder.expected()
     routed = {
         (r.target_node, canonical(r.destination_cidr))
         for r in cloud.routes(CLUSTER)
-        if not r.blackhole
+        if not r.blackhole and is_responsible(r.destination_cidr, (ip_network(CLUSTER_CIDR),))
     }
-    converged = routed == recorder.expected()
+    converged = routed == expected
     return Result(
         job=job,
         cloud_calls={op: cloud.count(op) for op in ("list", "create", "delete")},
@@ -156,37 +176,50 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
         peak_rss_bytes=max(0, peak - baseline),
         call_times=[c.time for c in cloud.calls],
         batched_writes=cloud.batches,
+        faults=faults,
+        replicas_started=pool.started,
+        invariants={
+            "wrongful_deletes": recorder.wrongful_deletes,
+            "foreign_routes_touched": recorder.foreign_touched,
+            "budget_overruns": cloud.count(outcome="throttled"),
+            "concurrent_writers": pool.invariants.concurrent_writers,
+            # Only a chaos run keeps a quiet period long enough to demand convergence.
+            "unconverged_after_faults": len(expected ^ routed) if chaos else 0,
+            "unhandled_exceptions": pool.invariants.unhandled_exceptions + len(failures),
+        },
     )
 
 
-async def _start_controller(
-    job: Job, cloud: FakeCloud, kubeconfig: str
-) -> tuple[Service, KubeClient, asyncio.Task[int]]:
-    """Start routectl's service in the "controller" context (its CPU is metered apart)."""
-    settings = dataclasses.replace(
-        profile_settings(job.profile, budget_qps=job.cloud.qps, budget_burst=job.cloud.burst),
-        kubeconfig=kubeconfig,
+def _settings(job: Job, *, kubeconfig: str, elected: bool) -> Settings:
+    flags = profile_flags(job.profile, budget_qps=job.cloud.qps, budget_burst=job.cloud.burst)
+    if elected:
+        flags.append("--leader-elect=true")
+    settings = parse_run_flags([*flags, *job.controller_flags])
+    return dataclasses.replace(settings, kubeconfig=kubeconfig)
+
+
+def _quiet(settings: Settings) -> float:
+    """How long a chaos run keeps still at the end: one backoff cap plus one resync."""
+    resync = (
+        settings.route_resync_period * 1.25
+        if settings.watch_mode
+        else settings.route_reconciliation_period
     )
-    token = COMPONENT.set("controller")
-    try:
-        kube = await KubeClient.connect(kubeconfig=kubeconfig)
-        metrics = Metrics.create()
-        provider = gate(cloud.provider(settings.cluster_name), settings, metrics)
-        service = Service(
-            settings, kube=kube, provider=provider, metrics=metrics, identity="simulate"
-        )
-        running = asyncio.create_task(service.run())
-    finally:
-        COMPONENT.reset(token)
-    return service, kube, running
+    return settings.retry_backoff_cap + resync + 60.0
 
 
-async def _drive(sim: Sim, job: Job, peak: int) -> int:
+async def _drive(
+    sim: Sim, job: Job, peak: int, *, pool: Pool, quiet: float, faults: list[str]
+) -> int:
     """Run the workload and the heartbeats for the job's duration; return the peak RSS."""
-    tasks = [
-        asyncio.create_task(DRIVERS[job.scenario](sim, job.nodes)),
-        asyncio.create_task(sim.heartbeats()),
-    ]
+    scenario: Coroutine[Any, Any, object]
+    if job.scenario == "chaos":
+        scenario = run_chaos(
+            sim, pool, until=sim.now() + max(0.0, job.duration - quiet), injected=faults
+        )
+    else:
+        scenario = DRIVERS[job.scenario](sim, job.nodes)
+    tasks = [asyncio.create_task(scenario), asyncio.create_task(sim.heartbeats())]
     try:
         end = sim.now() + job.duration
         while (left := end - sim.now()) > 0:

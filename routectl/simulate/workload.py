@@ -24,7 +24,21 @@ from routectl.testing.apiserver import FakeApiServer
 
 CLUSTER = "kubernetes"
 EPOCH = datetime.datetime(2026, 11, 29, tzinfo=datetime.UTC)
-SCENARIOS = ("idle", "scale-up", "scale-down", "rolling", "address-change", "drift", "single-join")
+SCENARIOS = (
+    "idle",
+    "scale-up",
+    "scale-down",
+    "rolling",
+    "address-change",
+    "drift",
+    "single-join",
+    "chaos",
+)
+FOREIGN = (
+    Route(target_node="another-cluster-node", destination_cidr="192.168.7.0/24", name="foreign-1"),
+    Route(target_node="", destination_cidr="172.31.0.0/16", name="operator-static", blackhole=True),
+)
+"""Routes in the cluster's table that are not routectl's: outside the cluster CIDRs."""
 MAX_SLOTS = 65536
 
 
@@ -188,16 +202,18 @@ def _spread(count: int, over: float) -> list[float]:
     return [over * i / max(1, count) for i in range(count)]
 
 
-async def _join(sim: Sim, slot: int, name: str) -> None:
+async def join(sim: Sim, slot: int, name: str, *, rng: random.Random | None = None) -> None:
+    """A Node registers, and gets its pod CIDR 2-5 s later (drawn from ``rng``)."""
     sim.register(slot, name)
-    await sim.later(sim.rng.uniform(2.0, 5.0), lambda: sim.assign(name))
+    delay = (rng or sim.rng).uniform(2.0, 5.0)
+    await sim.later(delay, lambda: sim.assign(name))
 
 
 async def _scale_up(sim: Sim, nodes: int) -> None:
     tasks = []
     for slot, at in enumerate(_spread(nodes, 60.0)):
         await asyncio.sleep(max(0.0, at - sim.now()))
-        tasks.append(asyncio.create_task(_join(sim, slot, f"node-{slot:05d}")))
+        tasks.append(asyncio.create_task(join(sim, slot, f"node-{slot:05d}")))
     await asyncio.gather(*tasks)
 
 
@@ -215,7 +231,7 @@ async def _rolling(sim: Sim, nodes: int) -> None:
         await asyncio.sleep(max(0.0, at - sim.now()))
         slot = sim.names[name]
         sim.delete(name)  # the IPAM controller frees the CIDR; the replacement reuses it
-        tasks.append(asyncio.create_task(_join(sim, slot, f"{name}-r")))
+        tasks.append(asyncio.create_task(join(sim, slot, f"{name}-r")))
     await asyncio.gather(*tasks)
 
 
@@ -236,7 +252,7 @@ async def _single_join(sim: Sim, nodes: int) -> None:
     slot = nodes
     while slot < MAX_SLOTS:
         await asyncio.sleep(300.0)
-        await _join(sim, slot, f"node-{slot:05d}")
+        await join(sim, slot, f"node-{slot:05d}")
         slot += 1
 
 
@@ -256,7 +272,14 @@ DRIVERS: dict[str, Scenario] = {
 
 
 def setup(sim: Sim, scenario: str, nodes: int) -> None:
-    """The cluster before the controller starts: every scenario but scale-up starts full."""
+    """The cluster before the controller starts: every scenario but scale-up starts full.
+
+    The cloud also holds routes that are not routectl's (another cluster's table, and
+    foreign routes in this one), which must never be touched.
+    """
+    for route in FOREIGN:
+        sim.cloud.add_route(CLUSTER, route)
+    sim.cloud.add_route("other-cluster", Route(target_node="x", destination_cidr="10.0.0.0/24"))
     if scenario != "scale-up":
         for slot in range(nodes):
             sim.place(slot)

@@ -54,6 +54,8 @@ class CloudSettings:
     seed: int = 0
     enable_node_addresses: bool = False
     """Report node addresses on listed routes, so address changes replace routes."""
+    list_lag: float = 0.0
+    """Eventual consistency: a listing shows the table as it was this many seconds ago."""
     whole_table: bool = False
     """The table is one object (like Azure route tables, OpenStack router routes): the
     provider also accepts a whole batch of changes in one write."""
@@ -106,6 +108,9 @@ class FakeCloud:
         self.batches = 0
         """Whole-table writes received (each also counted as a create or delete call)."""
         self._routes: dict[str, dict[str, Route]] = collections.defaultdict(dict)
+        self._recent: dict[str, collections.deque[RouteChange]] = collections.defaultdict(
+            collections.deque
+        )
         self._faults: dict[str, collections.deque[Fault]] = collections.defaultdict(
             collections.deque
         )
@@ -123,6 +128,24 @@ class FakeCloud:
     def routes(self, cluster: str) -> list[Route]:
         """The routes of ``cluster`` as they are now (no call is logged)."""
         return [self._listed(route) for route in self._routes[cluster].values()]
+
+    def listing(self, cluster: str) -> list[Route]:
+        """What a ListRoutes answers: the table ``list_lag`` seconds ago."""
+        lag = self.settings.list_lag
+        recent = self._recent[cluster]
+        if not lag or not recent:
+            return self.routes(cluster)
+        since = asyncio.get_running_loop().time() - lag
+        while recent and recent[0].time < since:
+            recent.popleft()
+        table = dict(self._routes[cluster])
+        for change in reversed(recent):
+            key = canonical(change.route.destination_cidr)
+            if change.operation == "create":
+                table.pop(key, None)
+            else:
+                table[key] = change.route
+        return [self._listed(route) for route in table.values()]
 
     def add_route(self, cluster: str, route: Route) -> None:
         """Put a route in place behind the controller's back (another actor, or drift)."""
@@ -170,7 +193,9 @@ class FakeCloud:
                 outcome = "hang"
                 await asyncio.sleep(HANG_SECONDS)
         except ProviderThrottledError:
-            outcome = "throttled"
+            # "throttled" means the server-side budget refused the call; an injected
+            # throttling fault stays "error", so budget overruns can be told apart.
+            outcome = "throttled" if outcome == "ok" else outcome
             raise
         except (RouteAlreadyExistsError, RouteNotFoundError):
             outcome = "conflict"
@@ -270,6 +295,8 @@ class FakeCloud:
             operation=operation,
             route=route,
         )
+        if self.settings.list_lag:
+            self._recent[cluster].append(change)
         for listener in self.listeners:
             listener(change)
 
@@ -283,6 +310,7 @@ _OPTIONS: dict[str, Callable[[str], object]] = {
     "failure-rate": float,
     "seed": int,
     "enable-node-addresses": lambda v: v.strip().lower() in {"1", "true", "yes"},
+    "list-lag": float,
     "whole-table": lambda v: v.strip().lower() in {"1", "true", "yes"},
 }
 
@@ -324,7 +352,7 @@ class FakeProvider:
     async def list_routes(self) -> Collection[Route]:
         """List the cluster's routes."""
         result = await self.cloud.serve(
-            self.cluster_name, "list", lambda: self.cloud.routes(self.cluster_name)
+            self.cluster_name, "list", lambda: self.cloud.listing(self.cluster_name)
         )
         return tuple(cast("list[Route]", result))
 

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from routectl.cli import main
+from routectl.simulate.report import INVARIANTS
 from routectl.simulate.runner import CloudModel, Job, Result, run_job
 
 pytestmark = pytest.mark.integration
@@ -131,7 +132,10 @@ def test_json_and_plot_outputs(tmp_path, capsys) -> None:
                 "wrongful_deletes",
                 "cpu_seconds",
                 "peak_rss_bytes",
+                "invariants",
             }
+            assert set(profile["invariants"]) == set(INVARIANTS)
+            assert not any(profile["invariants"].values()), profile["invariants"]
             assert set(profile["cloud_calls"]) == {"list", "create", "delete"}
             assert set(profile["route_latency_seconds"]) == {"p50", "p99", "max"}
             assert all(isinstance(v, int) for v in profile["cloud_calls"].values())
@@ -197,3 +201,20 @@ def test_whole_table_cloud_scale_up_is_a_few_batches() -> None:
     assert ours.converge_seconds >= 0
     assert ours.wrongful_deletes == 0
     assert ours.batched_writes == ours.cloud_calls["create"] <= 10
+
+
+def test_chaos_soak_keeps_every_invariant() -> None:
+    """Under churn, Kubernetes and cloud faults and leader kills, no invariant is broken and
+    the cloud matches the cluster after the last fault."""
+    job = Job(
+        scenario="chaos",
+        profile="routectl",
+        nodes=60,
+        duration=2400.0,
+        cloud=CLOUD,
+        controller_flags=("--route-resync-period=5m",),
+    )
+    result = run_job(job)
+    assert len(result.faults) >= 6, result.faults
+    assert result.replicas_started >= 3, "at least one failover"
+    assert result.invariants == dict.fromkeys(INVARIANTS, 0)

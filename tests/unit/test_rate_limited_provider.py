@@ -53,10 +53,20 @@ async def test_bucket_is_never_exceeded() -> None:
 
 
 async def test_token_wait_is_counted() -> None:
-    """Time spent waiting for tokens is reported in the statistics."""
+    """Time spent waiting for tokens is reported; a new gate has no burst credit yet."""
     provider = gate(FakeCloud(), qps=1.0, burst=1)
     await asyncio.gather(*(provider.create_route(route(i), name_hint="h") for i in range(3)))
-    assert provider.statistics().token_wait_seconds == pytest.approx(1.0 + 2.0, abs=0.01)
+    assert provider.statistics().token_wait_seconds == pytest.approx(1.0 + 2.0 + 3.0, abs=0.01)
+
+
+async def test_a_new_gate_adds_no_burst_to_a_spent_budget() -> None:
+    """A replica taking over right after another spent the cloud's burst is not throttled."""
+    cloud = FakeCloud(CloudSettings(qps=1.0, burst=5))
+    first = gate(cloud, qps=1.0, burst=5)
+    await asyncio.gather(*(first.create_route(route(i), name_hint="h") for i in range(5)))
+    second = gate(cloud, qps=1.0, burst=5)
+    await asyncio.gather(*(second.create_route(route(i), name_hint="h") for i in range(5, 15)))
+    assert cloud.count(outcome="throttled") == 0
 
 
 async def test_transient_errors_are_retried() -> None:

@@ -49,6 +49,10 @@ _LIVENESS_CHECK = 5.0
 
 _Signal = Literal["end", "drop"]
 
+# Waits shorter than a clock tick (a virtual clock's resolution) may end without the clock
+# moving; deadlines this close count as reached, or the loop would spin.
+_EPSILON = 1e-6
+
 
 @dataclasses.dataclass(slots=True, kw_only=True)
 class WatchSettings:
@@ -226,7 +230,7 @@ async def _stream(
     next_bookmark = _next_bookmark(loop.time(), settings, deadline, watch.options)
     while True:
         now = loop.time()
-        if now >= deadline:
+        if now >= deadline - _EPSILON:
             return "end"
         wake = min(deadline, next_bookmark, now + _LIVENESS_CHECK)
         try:
@@ -234,7 +238,7 @@ async def _stream(
         except TimeoutError:
             if request.transport is None or request.transport.is_closing():
                 return "drop"  # the client is gone; stop serving it
-            if loop.time() >= next_bookmark:
+            if loop.time() >= next_bookmark - _EPSILON:
                 if revision.value > start_rv:
                     bookmark = watch.store.kind.bookmark(revision.value)
                     await response.write(encode({"type": "BOOKMARK", "object": bookmark}))
@@ -252,6 +256,6 @@ def _next_bookmark(
     if not options.allow_bookmarks:
         return float("inf")
     candidates = [now + settings.bookmark_interval]
-    if deadline - _BOOKMARK_LEAD > now:
+    if deadline - _BOOKMARK_LEAD > now + _EPSILON:
         candidates.append(deadline - _BOOKMARK_LEAD)
     return min(candidates)
