@@ -10,7 +10,9 @@ from ipaddress import ip_network
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
+from kubernetes_asyncio import client
 
 from routectl.config import Settings
 from routectl.kube import KubeClient
@@ -19,6 +21,7 @@ from routectl.provider import CallPolicy, RateLimitedProvider
 from routectl.service import Service
 from routectl.testing import CloudSettings, FakeCloud
 from routectl.testing.apiserver import FakeApiServer
+from tests.integration.test_fake_apiserver_harness import TOKEN
 
 CLUSTER = "kubernetes"
 
@@ -154,3 +157,21 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
                 running.task.cancel()
             await asyncio.gather(running.task, return_exceptions=True)
             await running.kube.aclose()
+
+
+@pytest.fixture
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
+    """A plain HTTP client, for wire-level checks of the fake API server."""
+    async with aiohttp.ClientSession() as http:
+        yield http
+
+
+@pytest.fixture
+async def core(server: FakeApiServer) -> AsyncIterator[client.CoreV1Api]:
+    """kubernetes-asyncio's CoreV1Api against the module's ``server`` (admin token)."""
+    config = client.Configuration()
+    config.host = server.url
+    config.api_key = {"BearerToken": TOKEN}
+    config.api_key_prefix = {"BearerToken": "Bearer"}
+    async with client.ApiClient(config) as api:
+        yield client.CoreV1Api(api)

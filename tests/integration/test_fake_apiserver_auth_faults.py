@@ -32,12 +32,6 @@ async def server() -> AsyncIterator[FakeApiServer]:
 
 
 @pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as http:
-        yield http
-
-
-@pytest.fixture
 async def api(server: FakeApiServer, tmp_path: Path) -> AsyncIterator[client.ApiClient]:
     path = tmp_path / "kubeconfig"
     server.kubeconfig(path)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import aiohttp
 import pytest
 from kubernetes_asyncio import client
 
@@ -31,22 +30,6 @@ async def server() -> AsyncIterator[FakeApiServer]:
     async with FakeApiServer(token=TOKEN) as fake:
         seed_cluster(fake)
         yield fake
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as http:
-        yield http
-
-
-@pytest.fixture
-async def core(server: FakeApiServer) -> AsyncIterator[client.CoreV1Api]:
-    config = client.Configuration()
-    config.host = server.url
-    config.api_key = {"BearerToken": TOKEN}
-    config.api_key_prefix = {"BearerToken": "Bearer"}
-    async with client.ApiClient(config) as api:
-        yield client.CoreV1Api(api)
 
 
 @pytest.mark.parametrize("name", [CORE_CREATE, MINIMAL_CREATE, V1_CREATE])

@@ -6,7 +6,6 @@ import datetime
 from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 import pytest
 from kubernetes_asyncio import client
 
@@ -29,12 +28,6 @@ NAMESPACE, NAME = "kube-system", "cloud-controller-manager"
 async def server() -> AsyncIterator[FakeApiServer]:
     async with FakeApiServer(token=TOKEN) as fake:
         yield fake
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as http:
-        yield http
 
 
 @pytest.fixture

@@ -6,9 +6,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 import pytest
-from kubernetes_asyncio import client
 
 from routectl.testing.apiserver import ApiError, FakeApiServer
 from tests.integration.test_fake_apiserver_harness import (
@@ -38,22 +36,6 @@ async def server() -> AsyncIterator[FakeApiServer]:
     async with FakeApiServer(token=TOKEN) as fake:
         seed_cluster(fake)
         yield fake
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as http:
-        yield http
-
-
-@pytest.fixture
-async def core(server: FakeApiServer) -> AsyncIterator[client.CoreV1Api]:
-    config = client.Configuration()
-    config.host = server.url
-    config.api_key = {"BearerToken": TOKEN}
-    config.api_key_prefix = {"BearerToken": "Bearer"}
-    async with client.ApiClient(config) as api:
-        yield client.CoreV1Api(api)
 
 
 def condition_types(node: dict[str, Any]) -> list[str]:

@@ -40,16 +40,6 @@ async def session() -> AsyncIterator[aiohttp.ClientSession]:
         yield http
 
 
-@pytest.fixture
-async def core(server: FakeApiServer) -> AsyncIterator[client.CoreV1Api]:
-    config = client.Configuration()
-    config.host = server.url
-    config.api_key = {"BearerToken": TOKEN}
-    config.api_key_prefix = {"BearerToken": "Bearer"}
-    async with client.ApiClient(config) as api:
-        yield client.CoreV1Api(api)
-
-
 async def read_watch(
     session: aiohttp.ClientSession, url: str, **headers: str
 ) -> tuple[aiohttp.ClientResponse, list[dict[str, Any]]]:
