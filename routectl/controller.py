@@ -22,7 +22,7 @@ import random
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
-from routectl.cidr import canonical
+from routectl.changes import INCREMENTAL_MIN, INCREMENTAL_SHARE, Changes, Dirty
 from routectl.config import Settings
 from routectl.errors import (
     KubeError,
@@ -32,7 +32,7 @@ from routectl.errors import (
     RoutectlError,
 )
 from routectl.informer import NodeStore
-from routectl.kube import condition_patch, event, go_duration, node_event
+from routectl.kube import condition_patch, go_duration, lease_event, node_event
 from routectl.metrics import Metrics
 from routectl.model import NodeView, Route
 from routectl.provider import BatchResult, BatchRouteProvider, RouteProvider, batch_capable
@@ -52,51 +52,6 @@ logger = logging.getLogger(__name__)
 
 MASS_DELETE_MIN = 5
 """The guard never trips for this many deletes or fewer (a small cluster losing a node)."""
-INCREMENTAL_MIN = 64
-INCREMENTAL_SHARE = 0.1
-"""A sync on a cached listing plans only the changed Nodes' scope when at most this many
-(or this share) of the Nodes changed: its cost follows the change, not the cluster."""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Dirty:
-    names: frozenset[str]
-    cidrs: frozenset[str]
-
-
-class _Changes:
-    """The Nodes changed since the last sync took them, and who claims which pod CIDR."""
-
-    def __init__(self) -> None:
-        self.claims: dict[str, set[str]] = {}
-        self.needs_full = True
-        self._names: set[str] = set()
-        self._cidrs: set[str] = set()
-
-    def note(self, old: NodeView | None, new: NodeView | None) -> None:
-        """Record a Node change (from the informer)."""
-        for view, add in ((old, False), (new, True)):
-            if view is None:
-                continue
-            self._names.add(view.name)
-            for cidr in map(canonical, view.pod_cidrs):
-                self._cidrs.add(cidr)
-                holders = self.claims.setdefault(cidr, set())
-                if add:
-                    holders.add(view.name)
-                else:
-                    holders.discard(view.name)
-
-    def take(self) -> _Dirty:
-        """Hand over the changes so far; new ones accumulate for the next sync."""
-        dirty = _Dirty(frozenset(self._names), frozenset(self._cidrs))
-        self._names, self._cidrs = set(), set()
-        return dirty
-
-    def restore(self, dirty: _Dirty) -> None:
-        """Give back changes a failed sync did not finish."""
-        self._names |= dirty.names
-        self._cidrs |= dirty.cidrs
 
 
 class KubeWriter(Protocol):
@@ -153,7 +108,7 @@ class Controller:
         self._guard_tripped = False
         self._listed_now = False
         self._owned = 0
-        self.changes = _Changes()
+        self.changes = Changes()
         self.last_plan_full = True
 
     def observe(self, old: NodeView | None, new: NodeView | None, queue: CoalescingQueue) -> None:
@@ -188,7 +143,7 @@ class Controller:
             self.changes.restore(dirty)
             raise
 
-    async def _sync_changes(self, *, fresh: bool, dirty: _Dirty) -> bool:
+    async def _sync_changes(self, *, fresh: bool, dirty: Dirty) -> bool:
         routes = await self._routes(fresh=fresh or self.changes.needs_full)
         full = self._listed_now or len(dirty.names) > max(
             INCREMENTAL_MIN, INCREMENTAL_SHARE * len(self.store)
@@ -222,7 +177,7 @@ class Controller:
         return changed
 
     def _scoped(
-        self, routes: list[Route], dirty: _Dirty, *, full: bool
+        self, routes: list[Route], dirty: Dirty, *, full: bool
     ) -> tuple[Sequence[NodeView], list[Route]]:
         """All Nodes and routes, or only those the changes since the last sync can affect."""
         if full:
@@ -399,23 +354,9 @@ class Controller:
 
     async def _controller_event(self, *, reason: str, message: str) -> None:
         """An Event about routectl itself, on its Lease (in routectl's namespace)."""
-        namespace = self.settings.leader_elect_resource_namespace
-        involved = {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "name": self.settings.leader_elect_resource_name,
-            "namespace": namespace,
-        }
-        await self._record(
-            event(
-                involved=involved,
-                namespace=namespace,
-                reason=reason,
-                message=message,
-                event_type="Warning",
-                now=_utcnow(),
-            )
-        )
+        s = self.settings
+        lease = (s.leader_elect_resource_namespace, s.leader_elect_resource_name)
+        await self._record(lease_event(lease, reason=reason, message=message, now=_utcnow()))
 
     async def _record(self, body: dict[str, Any]) -> None:
         try:

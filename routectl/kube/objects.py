@@ -154,6 +154,27 @@ def node_event(
     )
 
 
+def lease_event(
+    lease: tuple[str, str], *, reason: str, message: str, now: datetime.datetime
+) -> dict[str, Any]:
+    """A Warning Event about a component itself, on its Lease ``(namespace, name)``."""
+    namespace, name = lease
+    involved = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "name": name,
+        "namespace": namespace,
+    }
+    return event(
+        involved=involved,
+        namespace=namespace,
+        reason=reason,
+        message=message,
+        event_type="Warning",
+        now=now,
+    )
+
+
 def event(
     *,
     involved: dict[str, str],

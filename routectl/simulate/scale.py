@@ -94,6 +94,8 @@ async def measure(nodes: int) -> dict[str, float]:
             sim.register(nodes, f"node-{nodes:05d}")
             sim.assign(f"node-{nodes:05d}")
             await _wait(lambda: len(cloud.routes(CLUSTER)) > nodes)
+            await _wait(lambda: service.controller.syncs >= 1 + 1)  # the change's own sync
+            last_full = service.controller.last_plan_full
             service.stopping.set()
             await running
             await kube.aclose()
@@ -104,6 +106,7 @@ async def measure(nodes: int) -> dict[str, float]:
         "controller_rss_growth_bytes": first_rss,
         "full_plan_seconds": round(_mean(metrics, "full"), 4),
         "one_node_change_plan_seconds": round(_mean(metrics, "changes"), 4),
+        "one_node_change_planned_in_full": last_full,
     }
 
 
