@@ -41,6 +41,7 @@ from routectl.ratelimit import backoff_delay
 from routectl.reconcile import (
     Plan,
     RouteCreate,
+    RouteIndex,
     desired_condition,
     needs_sync,
     plan,
@@ -101,6 +102,7 @@ class Controller:
         self.syncs = 0
         self.last_plan: Plan | None = None
         self._listing: list[Route] | None = None
+        self._index = RouteIndex()
         self._listed_at = 0.0
         self._synthetic: set[Route] = set()
         self._waiting: dict[str, float] = {}
@@ -186,7 +188,7 @@ class Controller:
             changed=dirty.names,
             nodes=self.store.mapping(),
             claims=self.changes.claims,
-            routes=routes,
+            routes=self._index,
             changed_cidrs=dirty.cidrs,
         )
 
@@ -208,6 +210,7 @@ class Controller:
         if fresh or self._listing is None or max_age <= 0 or now - self._listed_at > max_age:
             self._listed_now = True
             self._listing = list(await self.provider.list_routes())
+            self._index = RouteIndex(self._listing)
             self._listed_at = now
             self._synthetic.clear()
         return list(self._listing)
@@ -216,13 +219,17 @@ class Controller:
         """Keep the cached listing current with our own successful writes."""
         if self._listing is None:
             return
-        gone = set(applied.deleted)
-        self._listing = [r for r in self._listing if r not in gone]
+        if applied.deleted:
+            gone = {id(route) for route in applied.deleted}
+            self._listing = [r for r in self._listing if id(r) not in gone]
+            for route in applied.deleted:
+                self._index.remove(route)
         for create in applied.created:
             # Marked as carrying node addresses: should a later plan want to replace it,
             # the sync lists afresh first (it is synthetic), so the cloud's view decides.
             route = dataclasses.replace(create.route, enable_node_addresses=True)
             self._listing.append(route)
+            self._index.add(route)
             self._synthetic.add(route)
 
     async def _guard(self, result: Plan) -> Plan:

@@ -325,12 +325,51 @@ def needs_sync(old: NodeView | None, new: NodeView | None) -> bool:
     )
 
 
+class RouteIndex:
+    """Listed routes by target Node and by canonical destination, kept up to date by adds
+    and removes, so the scope of a change is found without scanning every route."""
+
+    def __init__(self, routes: Iterable[Route] = ()) -> None:
+        self._by_target: dict[str, list[Route]] = {}
+        self._by_cidr: dict[str, list[Route]] = {}
+        for route in routes:
+            self.add(route)
+
+    def add(self, route: Route) -> None:
+        """Index ``route``."""
+        self._by_target.setdefault(route.target_node, []).append(route)
+        self._by_cidr.setdefault(_canonical(route.destination_cidr), []).append(route)
+
+    def remove(self, route: Route) -> None:
+        """Forget this very route object (an equal duplicate stays)."""
+        for table, key in (
+            (self._by_target, route.target_node),
+            (self._by_cidr, _canonical(route.destination_cidr)),
+        ):
+            bucket = table.get(key, [])
+            for position, candidate in enumerate(bucket):
+                if candidate is route:
+                    del bucket[position]
+                    break
+
+    def related(self, names: Collection[str], cidrs: Iterable[str]) -> list[Route]:
+        """Routes targeting one of ``names`` or going to one of ``cidrs``, as often as listed."""
+        found = [route for name in names for route in self._by_target.get(name, ())]
+        found.extend(
+            route
+            for cidr in cidrs
+            for route in self._by_cidr.get(cidr, ())
+            if route.target_node not in names  # those came in through their target
+        )
+        return found
+
+
 def scope(
     *,
     changed: Collection[str],
     nodes: Mapping[str, NodeView],
     claims: Mapping[str, Collection[str]],
-    routes: Iterable[Route],
+    routes: Iterable[Route] | RouteIndex,
     changed_cidrs: Collection[str] = (),
 ) -> tuple[list[NodeView], list[Route]]:
     """The Nodes and routes a change to the Nodes ``changed`` can affect.
@@ -340,11 +379,11 @@ def scope(
     scope holds the changed Nodes, every Node claiming a pod CIDR they claim (or claimed:
     ``changed_cidrs``), and every route targeting one of them or going to one of those CIDRs,
     closed under "a route's target is a Node". ``claims`` maps canonical CIDR -> Node names.
-    Its cost follows the change, not the cluster (routes are scanned once).
+    Given a :class:`RouteIndex`, its cost follows the change, not the cluster.
     """
     names = set(changed)
     cidrs = {_canonical(c) for c in changed_cidrs}
-    listed = tuple(routes)
+    index = routes if isinstance(routes, RouteIndex) else RouteIndex(routes)
     while True:
         for name in list(names):
             node = nodes.get(name)
@@ -352,9 +391,7 @@ def scope(
                 cidrs.update(_canonical(c) for c in node.pod_cidrs)
         for cidr in cidrs:
             names.update(claims.get(cidr, ()))
-        picked = [
-            r for r in listed if r.target_node in names or _canonical(r.destination_cidr) in cidrs
-        ]
+        picked = index.related(names, cidrs)
         grown = {r.target_node for r in picked if r.target_node in nodes} - names
         if not grown:
             return [nodes[n] for n in sorted(names) if n in nodes], picked

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from routectl.cidr import canonical
 from routectl.model import NodeAddress, NodeView, Route
-from routectl.reconcile import plan, scope
+from routectl.reconcile import RouteIndex, plan, scope
 from tests.property.test_plan_properties import apply
 
 CLUSTER = (ip_network("10.244.0.0/16"), ip_network("fd00:10:244::/56"))
@@ -97,3 +97,25 @@ def test_scope_of_one_node_in_a_big_cluster_is_small() -> None:
     subset, picked = scope(changed={"n7"}, nodes=nodes, claims=claims_of(nodes), routes=routes)
     assert [n.name for n in subset] == ["n7"]
     assert picked == [routes[7]]
+
+
+def test_route_index_tracks_adds_and_removes_by_identity() -> None:
+    """The index finds routes by target and by CIDR, and removes the very object given."""
+    a = Route(target_node="a", destination_cidr="10.244.1.0/24")
+    twin = Route(target_node="a", destination_cidr="10.244.1.0/24")
+    b = Route(target_node="b", destination_cidr="10.244.2.0/24")
+    index = RouteIndex([a, twin, b])
+    assert index.related(["a"], []) == [a, twin]
+    assert index.related([], [canonical("10.244.002.0/24")]) == [b]
+    assert index.related(["b"], [canonical("10.244.2.0/24")]) == [b]
+    index.remove(a)
+    assert index.related(["a"], []) == [twin]
+    assert index.related([], [canonical("10.244.1.0/24")]) == [twin]
+
+
+def test_route_index_keeps_a_route_listed_twice_twice() -> None:
+    """A route listed twice is found twice (the full plan sees both), once per listing."""
+    a = Route(target_node="a", destination_cidr="10.244.1.0/24")
+    index = RouteIndex([a, a])
+    assert index.related({"a"}, {canonical(a.destination_cidr)}) == [a, a]
+    assert index.related(set(), {canonical(a.destination_cidr)}) == [a, a]
