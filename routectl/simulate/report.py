@@ -71,13 +71,15 @@ def table(results: Sequence[Result]) -> Table:
         ("route latency p99", [_seconds(percentile(r.latencies, 0.99)) for r in results]),
         ("route latency max", [_seconds(max(r.latencies, default=0.0)) for r in results]),
         ("converged after last change", [_seconds(r.converge_seconds) for r in results]),
-        ("wrongful deletes", [str(r.wrongful_deletes) for r in results]),
         ("controller CPU", [f"{r.cpu_seconds:.2f}s" for r in results]),
         ("peak RSS growth", [f"{r.peak_rss_bytes / 2**20:.1f} MiB" for r in results]),
         ("faults injected", [str(len(r.faults)) for r in results]),
         ("controller replicas started", [str(r.replicas_started) for r in results]),
         *(
-            (f"invariant: {name}", [str(r.invariants.get(name, 0)) for r in results])
+            (
+                f"must be 0: {name.replace('_', ' ')}",
+                [str(r.invariants.get(name, 0)) for r in results],
+            )
             for name in INVARIANTS
         ),
     ]
