@@ -73,6 +73,10 @@ def table(results: Sequence[Result]) -> Table:
         ("converged after last change", [_seconds(r.converge_seconds) for r in results]),
         ("controller CPU", [f"{r.cpu_seconds:.2f}s" for r in results]),
         ("peak RSS growth", [f"{r.peak_rss_bytes / 2**20:.1f} MiB" for r in results]),
+        (
+            "RSS growth, last two thirds",
+            [f"{r.late_rss_growth_bytes / 2**20:.1f} MiB" for r in results],
+        ),
         ("faults injected", [str(len(r.faults)) for r in results]),
         ("controller replicas started", [str(r.replicas_started) for r in results]),
         *(

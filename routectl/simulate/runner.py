@@ -81,6 +81,8 @@ class Result:
     invariants: dict[str, int] = dataclasses.field(default_factory=dict)
     faults: list[str] = dataclasses.field(default_factory=list)
     replicas_started: int = 1
+    late_rss_growth_bytes: int = 0
+    """RSS at the end minus RSS a third into the run: a leak shows as steady growth."""
 
     def summary(self) -> dict[str, object]:
         """The per-profile object of ``routectl simulate --json``."""
@@ -150,9 +152,10 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
             if chaos:
                 pool.supervise(size=2)
             faults: list[str] = []
+            rss: list[int] = []
             try:
                 peak = await _drive(
-                    sim, job, peak, pool=pool, quiet=_quiet(settings), faults=faults
+                    sim, job, peak, pool=pool, quiet=_quiet(settings), faults=faults, rss=rss
                 )
             finally:
                 await pool.stop()
@@ -178,6 +181,7 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
         batched_writes=cloud.batches,
         faults=faults,
         replicas_started=pool.started,
+        late_rss_growth_bytes=rss[-1] - rss[len(rss) // 3] if rss else 0,
         invariants={
             "wrongful_deletes": recorder.wrongful_deletes,
             "foreign_routes_touched": recorder.foreign_touched,
@@ -209,7 +213,7 @@ def _quiet(settings: Settings) -> float:
 
 
 async def _drive(
-    sim: Sim, job: Job, peak: int, *, pool: Pool, quiet: float, faults: list[str]
+    sim: Sim, job: Job, peak: int, *, pool: Pool, quiet: float, faults: list[str], rss: list[int]
 ) -> int:
     """Run the workload and the heartbeats for the job's duration; return the peak RSS."""
     scenario: Coroutine[Any, Any, object]
@@ -224,7 +228,8 @@ async def _drive(
         end = sim.now() + job.duration
         while (left := end - sim.now()) > 0:
             await asyncio.sleep(min(60.0, left))
-            peak = max(peak, rss_bytes())
+            rss.append(rss_bytes())
+            peak = max(peak, rss[-1])
     finally:
         for task in tasks:
             task.cancel()
