@@ -8,9 +8,9 @@ import shlex
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from routectl.simulate.profiles import SCENARIOS
 from routectl.simulate.report import by_scenario, plot, table, write_json
 from routectl.simulate.runner import CloudModel, Job, Result, run_jobs
-from routectl.simulate.workload import SCENARIOS
 
 
 def jobs_for(args: argparse.Namespace, profiles: list[str]) -> list[Job]:

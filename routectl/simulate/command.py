@@ -8,19 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from routectl.config import parse_duration
+from routectl.simulate.profiles import PROFILES, SCENARIOS
 
-PROFILE_NAMES = ("routectl", "upstream-watch", "upstream-periodic")
+PROFILE_NAMES = tuple(PROFILES)
 MAX_NODES = 65536  # one /24 of 10.0.0.0/8 each
-SCENARIO_NAMES = (
-    "chaos",
-    "idle",
-    "scale-up",
-    "scale-down",
-    "rolling",
-    "address-change",
-    "drift",
-    "single-join",
-)
 
 
 def _duration(text: str) -> float:
@@ -39,7 +30,7 @@ def add_simulate(commands: Any) -> None:
         "API server and a simulated cloud, on a virtual clock, once per profile on the same "
         "seeded workload, and compares what each costs.",
     )
-    p.add_argument("--scenario", choices=[*SCENARIO_NAMES, "all"], default="all")
+    p.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
     p.add_argument("--nodes", type=int, default=100, help="cluster size (default: 100)")
     p.add_argument(
         "--duration", type=_duration, default=900.0, help="simulated time per run (default: 15m)"

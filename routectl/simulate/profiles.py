@@ -19,6 +19,17 @@ from routectl.config import Settings
 from routectl.flags import parse_run_flags
 
 CLUSTER_CIDR = "10.0.0.0/8"
+SCENARIOS = (
+    "idle",
+    "scale-up",
+    "scale-down",
+    "rolling",
+    "address-change",
+    "drift",
+    "single-join",
+    "chaos",
+)
+"""The workloads of :mod:`routectl.simulate.workload` (named here, where importing is cheap)."""
 
 PROFILES: dict[str, tuple[str, ...]] = {
     "routectl": (),

@@ -24,16 +24,6 @@ from routectl.testing.apiserver import FakeApiServer
 
 CLUSTER = "kubernetes"
 EPOCH = datetime.datetime(2026, 11, 29, tzinfo=datetime.UTC)
-SCENARIOS = (
-    "idle",
-    "scale-up",
-    "scale-down",
-    "rolling",
-    "address-change",
-    "drift",
-    "single-join",
-    "chaos",
-)
 FOREIGN = (
     Route(target_node="another-cluster-node", destination_cidr="192.168.7.0/24", name="foreign-1"),
     Route(target_node="", destination_cidr="172.31.0.0/16", name="operator-static", blackhole=True),
