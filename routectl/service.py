@@ -120,7 +120,13 @@ class Service:
         self.stopping = asyncio.Event()
 
     def ready(self) -> tuple[bool, str]:
-        """Ready: the informer listed and is healthy, and a leader's worker is running."""
+        """Ready: the informer listed and is healthy, and a leader's worker is running.
+
+        With ``--configure-cloud-routes=false`` nothing runs, and the process is ready as it
+        is (like the CCM, it simply does not start the route controller).
+        """
+        if not self.settings.configure_cloud_routes:
+            return True, "route configuration is off (--configure-cloud-routes=false)"
         if not self.informer.synced.is_set():
             return False, "informer has not listed Nodes yet"
         if not self.informer.healthy:
@@ -131,6 +137,11 @@ class Service:
 
     async def run(self) -> int:
         """Run until SIGTERM (0) or until leadership is lost (1)."""
+        if not self.settings.configure_cloud_routes:
+            logger.info("Will not configure cloud provider routes, --configure-cloud-routes: false")
+            await self.stopping.wait()
+            return EXIT_OK
+        logger.info("Starting route controller")
         lost: BaseException | None = None
         try:
             async with asyncio.TaskGroup() as group:
@@ -222,11 +233,6 @@ async def run(settings: Settings) -> int:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, service.stopping.set)
             stack.callback(loop.remove_signal_handler, signum)
-        if not settings.configure_cloud_routes:
-            logger.info("Will not configure cloud provider routes, --configure-cloud-routes: false")
-            await service.stopping.wait()
-            return EXIT_OK
-        logger.info("Starting route controller")
         return await service.run()
     raise AssertionError("unreachable")  # pragma: no cover -- the stack does not swallow
 

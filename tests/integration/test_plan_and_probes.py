@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import aiohttp
@@ -71,3 +72,16 @@ async def test_probes_and_metrics() -> None:
                 assert r.status == 405
     finally:
         await server.aclose()
+
+
+async def test_disabled_route_configuration_is_ready_and_idle(cluster: Cluster) -> None:
+    """With --configure-cloud-routes=false nothing is synced and the replica reports ready."""
+    running = await cluster.start(configure_cloud_routes=False)
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    await asyncio.sleep(60)
+    assert cluster.cloud.calls == []
+    assert running.service.ready() == (
+        True,
+        "route configuration is off (--configure-cloud-routes=false)",
+    )
+    assert await running.stop() == 0
