@@ -1,0 +1,179 @@
+"""The EC2 boundary: one lazily opened aiobotocore client, and every EC2 call made through it.
+
+Promises: each call is made exactly once (botocore's own retries are off, because routectl's
+``RateLimitedProvider`` owns pacing and retries); every botocore exception leaves as a routectl
+error from :mod:`routectl_aws.errors` with the original chained as ``__cause__`` (read it back
+with :func:`cause_code`); once :meth:`Ec2.aclose` has run, no call opens a client again. The
+parsed EC2 service model is shared by all sessions. Nothing here knows about tables or nodes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import functools
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from aiobotocore.config import AioConfig
+from aiobotocore.session import AioSession, get_session
+from botocore.exceptions import BotoCoreError, ClientError
+from botocore.loaders import Loader
+
+from routectl.errors import ProviderError, ProviderTerminalError
+from routectl_aws.errors import error_code, map_botocore_error, map_client_error
+
+if TYPE_CHECKING:
+    from types_aiobotocore_ec2 import EC2Client
+    from types_aiobotocore_ec2.type_defs import (
+        CreateRouteRequestTypeDef,
+        DeleteRouteRequestTypeDef,
+        FilterTypeDef,
+        InstanceTypeDef,
+        ReplaceRouteRequestTypeDef,
+        RouteTableTypeDef,
+    )
+
+    from routectl_aws.options import AwsOptions
+
+__all__ = ["Ec2", "cause_code", "new_session"]
+
+T = TypeVar("T")
+
+
+@functools.cache
+def _data_loader() -> Loader:
+    """botocore's model loader, shared: EC2's service model is large and read-only."""
+    loader: Loader = get_session().get_component("data_loader")
+    return loader
+
+
+def new_session() -> AioSession:
+    """An aiobotocore session of its own (credentials), sharing the parsed service models."""
+    session = get_session()
+    session.register_component("data_loader", _data_loader())
+    return session
+
+
+def _wall_clock() -> float:
+    """Unix time, only to read an HTTP-date ``Retry-After``."""
+    return datetime.datetime.now(datetime.UTC).timestamp()
+
+
+def cause_code(err: ProviderError) -> str:
+    """The EC2 error code behind a mapped error, if it came from an error response."""
+    cause = err.__cause__
+    return error_code(cause) if isinstance(cause, ClientError) else ""
+
+
+class Ec2:
+    """The EC2 client of one provider: opened on first use, closed by :meth:`aclose`."""
+
+    def __init__(self, options: AwsOptions) -> None:
+        self._options = options
+        self._session = new_session()
+        self._client_lock = asyncio.Lock()
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._ec2: EC2Client | None = None
+        self._closed = False
+
+    async def aclose(self) -> None:
+        """Close the EC2 client; calling it again does nothing."""
+        self._closed = True
+        async with self._client_lock:
+            stack, self._stack, self._ec2 = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def _client(self) -> EC2Client:
+        if self._closed:
+            raise ProviderTerminalError("provider aws is closed")
+        async with self._client_lock:
+            if self._ec2 is None:
+                stack = contextlib.AsyncExitStack()
+                config = AioConfig(
+                    # routectl's RateLimitedProvider retries; botocore must not retry as well.
+                    retries={"mode": "standard", "total_max_attempts": 1},
+                    connect_timeout=10,
+                    read_timeout=30,
+                )
+                try:
+                    self._ec2 = await stack.enter_async_context(
+                        self._session.create_client(
+                            "ec2",
+                            region_name=self._options.region,
+                            endpoint_url=self._options.endpoint_url or None,
+                            config=config,
+                        )
+                    )
+                except BotoCoreError as exc:
+                    await stack.aclose()
+                    raise map_botocore_error("client", exc) from exc
+                self._stack = stack
+            return self._ec2
+
+    async def call(self, operation: str, call: Callable[[EC2Client], Awaitable[T]]) -> T:
+        """Make one EC2 call; botocore errors leave as routectl errors (cause chained)."""
+        ec2 = await self._client()
+        try:
+            return await call(ec2)
+        except ClientError as exc:
+            raise map_client_error(operation, exc, now=_wall_clock()) from exc
+        except BotoCoreError as exc:
+            raise map_botocore_error(operation, exc) from exc
+
+    async def describe_route_tables(self, filters: list[FilterTypeDef]) -> list[RouteTableTypeDef]:
+        """Every route table matching ``filters``, all pages."""
+
+        async def fetch(ec2: EC2Client) -> list[RouteTableTypeDef]:
+            found: list[RouteTableTypeDef] = []
+            async for page in ec2.get_paginator("describe_route_tables").paginate(Filters=filters):
+                found.extend(page.get("RouteTables", []))
+            return found
+
+        return await self.call("DescribeRouteTables", fetch)
+
+    async def describe_instances(self, filters: list[FilterTypeDef]) -> list[InstanceTypeDef]:
+        """Every instance matching ``filters``, all pages and reservations."""
+
+        async def fetch(ec2: EC2Client) -> list[InstanceTypeDef]:
+            found: list[InstanceTypeDef] = []
+            async for page in ec2.get_paginator("describe_instances").paginate(Filters=filters):
+                for reservation in page.get("Reservations", []):
+                    found.extend(reservation.get("Instances", []))
+            return found
+
+        return await self.call("DescribeInstances", fetch)
+
+    async def route_call(
+        self, operation: str, table_id: str, destination: str, *, ipv6: bool, instance_id: str
+    ) -> None:
+        """CreateRoute, ReplaceRoute or DeleteRoute of one destination in one table."""
+        if operation == "DeleteRoute":
+            delete: DeleteRouteRequestTypeDef = {"RouteTableId": table_id}
+            if ipv6:
+                delete["DestinationIpv6CidrBlock"] = destination
+            else:
+                delete["DestinationCidrBlock"] = destination
+            await self.call(operation, lambda ec2: ec2.delete_route(**delete))
+        elif operation == "ReplaceRoute":
+            replace: ReplaceRouteRequestTypeDef = {
+                "RouteTableId": table_id,
+                "InstanceId": instance_id,
+            }
+            if ipv6:
+                replace["DestinationIpv6CidrBlock"] = destination
+            else:
+                replace["DestinationCidrBlock"] = destination
+            await self.call(operation, lambda ec2: ec2.replace_route(**replace))
+        else:
+            create: CreateRouteRequestTypeDef = {
+                "RouteTableId": table_id,
+                "InstanceId": instance_id,
+            }
+            if ipv6:
+                create["DestinationIpv6CidrBlock"] = destination
+            else:
+                create["DestinationCidrBlock"] = destination
+            await self.call(operation, lambda ec2: ec2.create_route(**create))

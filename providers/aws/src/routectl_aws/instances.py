@@ -1,0 +1,176 @@
+"""The instance cache: EC2 instances by id, and node name <-> instance resolution.
+
+Promises: a node is found by private DNS name (the kubelet's default node name), falling back
+to the ``Name`` tag, among live instances only; more than one match is a terminal error. Hits
+and misses (of ids and of nodes) are cached for ``cache-seconds``, because EC2 is eventually
+consistent; a terminated instance stays cached. Ids are looked up in batches, at most 200 per
+filter, so resolving any number of ids costs one ``DescribeInstances`` per 200 unknown ids.
+An instance resolved from a node is named by that node again; otherwise by its private DNS
+name, else its ``Name`` tag. Turning the source/destination check off calls EC2 only while
+the instance's check is on (concurrent callers for one instance make one call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Collection, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from routectl.errors import ProviderError, ProviderTerminalError
+
+if TYPE_CHECKING:
+    from types_aiobotocore_ec2.type_defs import FilterTypeDef, InstanceTypeDef
+
+    from routectl_aws.ec2 import Ec2
+    from routectl_aws.options import AwsOptions
+
+__all__ = ["Instance", "InstanceCache", "parse_instance"]
+
+# The provider's logger, as before these modules were split out of routectl_aws.provider.
+_log = logging.getLogger("routectl_aws.provider")
+
+_GONE_STATES = frozenset({"shutting-down", "terminated"})
+_LIVE_STATES = ["pending", "running", "stopping", "stopped"]
+_FILTER_VALUES_LIMIT = 200  # EC2 accepts at most 200 values per filter
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Instance:
+    """What the provider needs to know of one EC2 instance."""
+
+    id: str
+    private_dns_name: str
+    name_tag: str
+    state: str
+    source_dest_check: bool
+
+    @property
+    def alive(self) -> bool:
+        return self.state not in _GONE_STATES
+
+
+def parse_instance(raw: InstanceTypeDef) -> Instance:
+    """``raw`` (one item of ``DescribeInstances``) as an :class:`Instance`."""
+    tags = {tag.get("Key", ""): tag.get("Value", "") for tag in raw.get("Tags", [])}
+    return Instance(
+        id=raw.get("InstanceId", ""),
+        private_dns_name=raw.get("PrivateDnsName", ""),
+        name_tag=tags.get("Name", ""),
+        state=raw.get("State", {}).get("Name", ""),
+        source_dest_check=bool(raw.get("SourceDestCheck", True)),
+    )
+
+
+def _chunks(items: Sequence[str], size: int) -> Iterable[list[str]]:
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
+
+
+class InstanceCache:
+    """Instances and node names, looked up through ``ec2`` and cached for ``cache-seconds``."""
+
+    def __init__(self, ec2: Ec2, *, options: AwsOptions) -> None:
+        self._ec2 = ec2
+        self._options = options
+        # instances: id -> (instance, loop time fetched); misses expire too (eventual consistency)
+        self._instances: dict[str, tuple[Instance, float]] = {}
+        self._missing_ids: dict[str, float] = {}
+        self._node_instance: dict[str, tuple[str, float]] = {}
+        self._missing_nodes: dict[str, float] = {}
+        self._node_of: dict[str, str] = {}
+        """instance id -> the node name it was resolved from (so listing gives it back)."""
+
+    def known(self, instance_id: str) -> Instance | None:
+        """The cached instance of that id, however old, without calling EC2."""
+        known = self._instances.get(instance_id)
+        return None if known is None else known[0]
+
+    async def _describe(self, filters: list[FilterTypeDef]) -> list[Instance]:
+        raw = await self._ec2.describe_instances(filters)
+        now = asyncio.get_running_loop().time()
+        instances = [parse_instance(item) for item in raw if item.get("InstanceId")]
+        for instance in instances:
+            self._instances[instance.id] = (instance, now)
+            self._missing_ids.pop(instance.id, None)
+        return instances
+
+    async def resolve_ids(self, ids: Collection[str]) -> dict[str, Instance]:
+        """Instances by id: cached ones if fresh, the rest in one batched lookup."""
+        loop = asyncio.get_running_loop()
+        now, ttl = loop.time(), self._options.cache_seconds
+
+        def fresh(stamp: float) -> bool:
+            return now - stamp < ttl
+
+        need = sorted(
+            i
+            for i in ids
+            if not (
+                (i in self._instances and self._instances[i][0].state == "terminated")
+                or (i in self._instances and fresh(self._instances[i][1]))
+                or (i in self._missing_ids and fresh(self._missing_ids[i]))
+            )
+        )
+        found: set[str] = set()
+        for chunk in _chunks(need, _FILTER_VALUES_LIMIT):
+            instances = await self._describe([{"Name": "instance-id", "Values": chunk}])
+            found.update(instance.id for instance in instances)
+        for missing in set(need) - found:
+            self._instances.pop(missing, None)
+            self._missing_ids[missing] = now
+        return {i: self._instances[i][0] for i in ids if i in self._instances}
+
+    async def resolve_node(self, node: str) -> Instance | None:
+        """The live instance of ``node``: by private DNS name, else by ``Name`` tag."""
+        now, ttl = asyncio.get_running_loop().time(), self._options.cache_seconds
+        hit = self._node_instance.get(node)
+        if hit is not None and now - hit[1] < ttl:
+            cached = self._instances.get(hit[0])
+            if cached is not None and cached[0].alive:
+                return cached[0]
+        missed = self._missing_nodes.get(node)
+        if missed is not None and now - missed < ttl:
+            return None
+        live: FilterTypeDef = {"Name": "instance-state-name", "Values": _LIVE_STATES}
+        candidates = await self._describe([{"Name": "private-dns-name", "Values": [node]}, live])
+        if not candidates:
+            candidates = await self._describe([{"Name": "tag:Name", "Values": [node]}, live])
+        candidates = [c for c in candidates if c.alive]
+        if not candidates:
+            self._missing_nodes[node] = now
+            return None
+        if len(candidates) > 1:
+            raise ProviderTerminalError(
+                f"node {node!r} matches {len(candidates)} EC2 instances "
+                f"({', '.join(sorted(c.id for c in candidates))}); name nodes uniquely"
+            )
+        (instance,) = candidates
+        self._missing_nodes.pop(node, None)
+        self._node_instance[node] = (instance.id, now)
+        self._node_of[instance.id] = node
+        return instance
+
+    def node_name(self, instance: Instance) -> str:
+        """The node name to list ``instance`` under."""
+        return self._node_of.get(instance.id) or instance.private_dns_name or instance.name_tag
+
+    async def disable_source_dest_check(self, instance: Instance) -> None:
+        """Let the instance forward pod traffic; only calls EC2 when the check is on."""
+        if not instance.source_dest_check:
+            return
+        now = asyncio.get_running_loop().time()
+        # Marked off before the call, so concurrent creates for the node make only one call.
+        self._instances[instance.id] = (dataclasses.replace(instance, source_dest_check=False), now)
+        try:
+            await self._ec2.call(
+                "ModifyInstanceAttribute",
+                lambda ec2: ec2.modify_instance_attribute(
+                    InstanceId=instance.id, SourceDestCheck={"Value": False}
+                ),
+            )
+        except ProviderError:
+            self._instances[instance.id] = (instance, now)
+            raise
+        _log.info("Disabled the source/destination check of instance %s", instance.id)

@@ -1,0 +1,154 @@
+"""Route-table selection and parsing: which VPC route tables and routes are the cluster's.
+
+Promises: a table is selected only when it has the tag ``kubernetes.io/cluster/<cluster-name>``
+with the value ``owned`` or ``shared`` (case and surrounding blanks ignored), and lies in the
+``vpc-id`` option's VPC when that is set. Within a selected table only instance routes and
+blackholes are entries (keyed by canonical CIDR); gateway, NAT, peering, local, propagated and
+other foreign routes are recorded as foreign destinations, never as entries, and prefix-list
+destinations are skipped. :class:`RouteTables` reuses the last listing for writes while it is
+younger than ``cache-seconds`` and forgets it when EC2 says a table is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import TYPE_CHECKING
+
+from routectl.cidr import canonical
+from routectl_aws.ec2 import cause_code
+
+if TYPE_CHECKING:
+    from types_aiobotocore_ec2.type_defs import FilterTypeDef, RouteTableTypeDef
+
+    from routectl.errors import ProviderError
+    from routectl_aws.ec2 import Ec2
+    from routectl_aws.options import AwsOptions
+
+__all__ = [
+    "CLUSTER_TAG_PREFIX",
+    "CLUSTER_TAG_VALUES",
+    "Entry",
+    "RouteTables",
+    "Table",
+    "parse_table",
+]
+
+CLUSTER_TAG_PREFIX = "kubernetes.io/cluster/"
+CLUSTER_TAG_VALUES = frozenset({"owned", "shared"})
+_FOREIGN_TARGETS = (
+    "GatewayId",
+    "NatGatewayId",
+    "VpcPeeringConnectionId",
+    "TransitGatewayId",
+    "EgressOnlyInternetGatewayId",
+    "CarrierGatewayId",
+    "LocalGatewayId",
+    "CoreNetworkArn",
+    "OdbNetworkArn",
+)
+
+
+@dataclasses.dataclass(slots=True, kw_only=True)
+class Entry:
+    """One route of ours in one table."""
+
+    destination: str
+    """As EC2 spells it."""
+    ipv6: bool
+    instance_id: str
+    blackhole: bool
+
+
+@dataclasses.dataclass(slots=True, kw_only=True)
+class Table:
+    """A route table of the cluster, with the routes that are ours keyed by canonical CIDR."""
+
+    id: str
+    vpc_id: str
+    entries: dict[str, Entry]
+    foreign: set[str]
+    """Canonical destinations routed elsewhere (gateways, peering...): never touched."""
+
+
+def parse_table(raw: RouteTableTypeDef, *, tag_key: str) -> Table | None:
+    """``raw`` as a :class:`Table`, or ``None`` when it is not tagged for the cluster."""
+    tags = {tag.get("Key", ""): tag.get("Value", "") for tag in raw.get("Tags", [])}
+    if tags.get(tag_key, "").strip().lower() not in CLUSTER_TAG_VALUES:
+        return None
+    table = Table(
+        id=raw.get("RouteTableId", ""), vpc_id=raw.get("VpcId", ""), entries={}, foreign=set()
+    )
+    for item in raw.get("Routes", []):
+        ipv6_destination = item.get("DestinationIpv6CidrBlock", "")
+        destination = item.get("DestinationCidrBlock", "") or ipv6_destination
+        if not destination:
+            continue  # prefix-list destinations are never ours
+        key = canonical(destination)
+        instance_id = item.get("InstanceId", "")
+        blackhole = item.get("State") == "blackhole"
+        if (
+            item.get("Origin") == "EnableVgwRoutePropagation"
+            or any(item.get(target) for target in _FOREIGN_TARGETS)
+            or not (instance_id or blackhole)
+        ):
+            table.foreign.add(key)
+            continue
+        table.entries[key] = Entry(
+            destination=destination,
+            ipv6=bool(ipv6_destination),
+            instance_id=instance_id,
+            blackhole=blackhole,
+        )
+    return table
+
+
+class RouteTables:
+    """The cluster's route tables, as of the last ``DescribeRouteTables`` (kept current by the
+    provider's writes)."""
+
+    def __init__(self, ec2: Ec2, *, tag_key: str, options: AwsOptions) -> None:
+        self._ec2 = ec2
+        self._tag_key = tag_key
+        self._options = options
+        self._tables: list[Table] = []
+        self._tables_stamp: float | None = None
+
+    async def load(self) -> list[Table]:
+        """List the selected tables afresh, sorted by id, and remember them."""
+        filters: list[FilterTypeDef] = [{"Name": "tag-key", "Values": [self._tag_key]}]
+        if self._options.vpc_id:
+            filters.append({"Name": "vpc-id", "Values": [self._options.vpc_id]})
+        raw = await self._ec2.describe_route_tables(filters)
+        tables = [
+            t for t in (parse_table(item, tag_key=self._tag_key) for item in raw) if t is not None
+        ]
+        tables.sort(key=lambda t: t.id)
+        self._tables = tables
+        self._tables_stamp = asyncio.get_running_loop().time()
+        return tables
+
+    async def for_write(self) -> list[Table]:
+        """The selected tables: the last listing's if fresh (kept current with our writes)."""
+        stamp = self._tables_stamp
+        now = asyncio.get_running_loop().time()
+        if stamp is not None and now - stamp < self._options.cache_seconds:
+            return self._tables
+        return await self.load()
+
+    def forget_if_gone(self, err: ProviderError) -> None:
+        """Make the next write list afresh when ``err`` says a route table no longer exists."""
+        if cause_code(err) == "InvalidRouteTableID.NotFound":
+            self._tables_stamp = None
+
+    async def fresh_entry(self, table: Table, key: str) -> tuple[Entry | None, bool]:
+        """Re-read ``table``; its entry for ``key`` and whether a foreign route holds ``key``."""
+        raw = await self._ec2.describe_route_tables(
+            [{"Name": "route-table-id", "Values": [table.id]}]
+        )
+        for item in raw:
+            fresh = parse_table(item, tag_key=self._tag_key)
+            if fresh is not None and fresh.id == table.id:
+                table.entries, table.foreign = fresh.entries, fresh.foreign
+                return fresh.entries.get(key), key in fresh.foreign
+        return None, False
