@@ -5,8 +5,8 @@ A sync (:meth:`Controller.sync`) lists routes once (or reuses a listing younger 
 planner, applies the plan through the rate-limited provider (a create that replaces a route
 waits for that delete; everything else runs concurrently), records ``FailedToCreateRoute``
 Events, and writes NetworkUnavailable only where :func:`desired_condition` says so.
-Anything that failed makes the sync fail, and :func:`run_worker` requeues it with backoff
-(upstream's watch mode forgets failures until the next event; this does not).
+Anything that failed makes the sync fail, and the worker (:mod:`routectl.worker`) requeues
+it with backoff (upstream's watch mode forgets failures until the next event; this does not).
 
 The mass-delete guard withholds every delete of a sync that would delete more than
 ``mass_delete_threshold`` of the routes it owns, and says so (log, Event, metric).
@@ -18,7 +18,6 @@ import asyncio
 import dataclasses
 import datetime
 import logging
-import random
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
@@ -37,7 +36,6 @@ from routectl.metrics import Metrics
 from routectl.model import NodeView, Route
 from routectl.provider import BatchResult, BatchRouteProvider, RouteProvider, batch_capable
 from routectl.queue import Batch, CoalescingQueue
-from routectl.ratelimit import backoff_delay
 from routectl.reconcile import (
     Plan,
     RouteCreate,
@@ -443,36 +441,3 @@ def _failure(
 
 def _utcnow() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
-
-
-async def run_worker(
-    controller: Controller, queue: CoalescingQueue, *, rng: random.Random | None = None
-) -> None:
-    """Claim syncs one at a time until the queue closes; requeue failures with backoff."""
-    settings = controller.settings
-    jitter = rng or random.Random()  # noqa: S311 -- jitter, not cryptography
-    failures = 0
-    while (batch := await queue.claim()) is not None:
-        controller.metrics.events_per_batch.observe(batch.requests)
-        try:
-            await controller.sync(batch)
-        except (ProviderError, KubeError, SyncFailedError) as exc:
-            failures += 1
-            delay = backoff_delay(
-                failures=failures, base=settings.retry_backoff_base, cap=settings.retry_backoff_cap
-            ) * jitter.uniform(0.8, 1.0)
-            hint = getattr(exc, "retry_after", None)
-            delay = max(delay, hint or 0.0)
-            if getattr(exc, "terminal", False) or isinstance(exc, ProviderTerminalError):
-                # Retrying soon cannot help (quota, permissions, an unroutable family): retry
-                # slowly, so an operator's fix is picked up without spending the budget.
-                delay = settings.retry_backoff_cap
-            if settings.retry_failed_syncs:
-                logger.warning("Couldn't reconcile node routes: %s, requeuing in %.1fs", exc, delay)
-                queue.retry_after(delay)
-            else:
-                logger.warning("Couldn't reconcile node routes: %s", exc)
-        else:
-            failures = 0
-        finally:
-            queue.done()

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from routectl.config import Settings
-from routectl.controller import Controller, run_worker
+from routectl.controller import Controller
 from routectl.informer import Informer, NodeStore
 from routectl.kube import KubeClient, parse_node
 from routectl.lease import ElectionSettings, LeaderElector, LeadershipLostError
@@ -41,6 +41,7 @@ from routectl.provider import (
 )
 from routectl.queue import CoalescingQueue
 from routectl.reconcile import Plan, plan
+from routectl.worker import run_worker
 
 logger = logging.getLogger("routectl")
 
