@@ -79,7 +79,7 @@ schema (values.schema.json) checks types and ranges; this checks what it cannot 
 {{- fail "provider.credentials.mode is file but neither provider.credentials.file.options nor provider.credentials.file.env says where routectl finds the file, e.g. file.options: {token-file: token}" }}
 {{- end }}
 {{- end }}
-{{- $managed := list "--cluster-name" "--cluster-cidr" "--feature-gates" "--route-reconciliation-period" "--route-resync-period" "--route-sync-batch-window" "--min-sync-interval" "--route-listing-max-age" "--retry-failed-syncs" "--provider" "--provider-option" "--cloud-qps" "--cloud-burst" "--max-concurrent-route-operations" "--cloud-call-timeout" "--cloud-max-attempts" "--mass-delete-threshold" "--allow-mass-delete" "--leader-elect" "--leader-elect-lease-duration" "--leader-elect-renew-deadline" "--leader-elect-retry-period" "--leader-elect-resource-name" "--leader-elect-resource-namespace" "--metrics-bind-address" "--log-format" "--v" "-v" "--graceful-shutdown-timeout" "--kubeconfig" }}
+{{- $managed := list "--cluster-name" "--cluster-cidr" "--feature-gates" "--route-reconciliation-period" "--route-resync-period" "--route-sync-batch-window" "--min-sync-interval" "--route-listing-max-age" "--retry-failed-syncs" "--batch-writes" "--batch-write-interval" "--provider" "--provider-option" "--cloud-qps" "--cloud-burst" "--max-concurrent-route-operations" "--cloud-call-timeout" "--cloud-max-attempts" "--mass-delete-threshold" "--allow-mass-delete" "--leader-elect" "--leader-elect-lease-duration" "--leader-elect-renew-deadline" "--leader-elect-retry-period" "--leader-elect-resource-name" "--leader-elect-resource-namespace" "--metrics-bind-address" "--log-format" "--v" "-v" "--graceful-shutdown-timeout" "--kubeconfig" }}
 {{- range .Values.extraArgs }}
 {{- $flag := . | splitList "=" | first }}
 {{- if has $flag $managed }}
@@ -119,6 +119,8 @@ schema (values.schema.json) checks types and ranges; this checks what it cannot 
 --min-sync-interval={{ .Values.minSyncInterval }}
 --route-listing-max-age={{ .Values.routeListingMaxAge }}
 --retry-failed-syncs={{ .Values.retryFailedSyncs }}
+--batch-writes={{ .Values.batchWrites }}
+--batch-write-interval={{ .Values.batchWriteInterval }}
 --cloud-qps={{ .Values.cloud.qps }}
 --cloud-burst={{ int .Values.cloud.burst }}
 --max-concurrent-route-operations={{ int .Values.cloud.maxConcurrentRouteOperations }}
