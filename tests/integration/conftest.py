@@ -166,12 +166,17 @@ async def session() -> AsyncIterator[aiohttp.ClientSession]:
         yield http
 
 
-@pytest.fixture
-async def core(server: FakeApiServer) -> AsyncIterator[client.CoreV1Api]:
-    """kubernetes-asyncio's CoreV1Api against the module's ``server`` (admin token)."""
+def admin_client(server: FakeApiServer) -> client.ApiClient:
+    """kubernetes-asyncio's ApiClient against ``server`` with the admin token."""
     config = client.Configuration()
     config.host = server.url
     config.api_key = {"BearerToken": TOKEN}
     config.api_key_prefix = {"BearerToken": "Bearer"}
-    async with client.ApiClient(config) as api:
+    return client.ApiClient(config)
+
+
+@pytest.fixture
+async def core(server: FakeApiServer) -> AsyncIterator[client.CoreV1Api]:
+    """kubernetes-asyncio's CoreV1Api against the module's ``server`` (admin token)."""
+    async with admin_client(server) as api:
         yield client.CoreV1Api(api)

@@ -10,6 +10,7 @@ import pytest
 from kubernetes_asyncio import client
 
 from routectl.testing.apiserver import FakeApiServer
+from tests.integration.conftest import admin_client
 from tests.integration.test_fake_apiserver_harness import (
     TOKEN,
     replay,
@@ -32,11 +33,7 @@ async def server() -> AsyncIterator[FakeApiServer]:
 
 @pytest.fixture
 async def leases(server: FakeApiServer) -> AsyncIterator[client.CoordinationV1Api]:
-    config = client.Configuration()
-    config.host = server.url
-    config.api_key = {"BearerToken": TOKEN}
-    config.api_key_prefix = {"BearerToken": "Bearer"}
-    async with client.ApiClient(config) as api:
+    async with admin_client(server) as api:
         yield client.CoordinationV1Api(api)
 
 
