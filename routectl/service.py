@@ -21,9 +21,6 @@ import sys
 import uuid
 from collections.abc import Mapping
 
-from rich.console import Console
-from rich.table import Table
-
 from routectl.config import Settings
 from routectl.controller import Controller
 from routectl.informer import Informer, NodeStore
@@ -258,7 +255,7 @@ async def plan_once(settings: Settings, *, output: str) -> int:
         json.dump(plan_as_json(result), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        Console().print(plan_as_table(result))
+        sys.stdout.write(plan_as_table(result))
     return EXIT_OK
 
 
@@ -290,26 +287,27 @@ def plan_as_json(result: Plan) -> Mapping[str, object]:
     }
 
 
-def plan_as_table(result: Plan) -> Table:
-    """The plan as a table (``routectl plan``)."""
-    table = Table(
-        title=f"routectl plan: {len(result.creates)} to create, {len(result.deletes)} to delete"
-    )
-    for column in ("action", "node", "CIDR", "route name", "note"):
-        table.add_column(column)
-    for r in result.deletes:
-        table.add_row(
-            "delete",
-            r.target_node or "-",
-            r.destination_cidr,
-            r.name,
-            "blackhole" if r.blackhole else "",
-        )
-    for c in result.creates:
-        note = "after deleting the route it replaces" if c.replaces else ""
-        table.add_row("create", c.route.target_node, c.route.destination_cidr, "", note)
-    for p in result.problems:
-        table.add_row("problem", p.node or "-", "", "", f"{p.reason}: {p.message}")
+def plan_as_table(result: Plan) -> str:
+    """The plan as a text table (``routectl plan``)."""
+    rows = [("action", "node", "CIDR", "route name", "note")]
+    rows += [
+        ("delete", r.target_node or "-", r.destination_cidr, r.name, "blackhole" * r.blackhole)
+        for r in result.deletes
+    ]
+    replaced = "after deleting the route it replaces"
+    rows += [
+        ("create", c.route.target_node, c.route.destination_cidr, "", replaced * bool(c.replaces))
+        for c in result.creates
+    ]
+    rows += [
+        ("problem", p.node or "-", "", "", f"{p.reason}: {p.message}") for p in result.problems
+    ]
     if result.empty and not result.problems:
-        table.add_row("-", "", "", "", "the cloud matches the cluster")
-    return table
+        rows.append(("-", "", "", "", "the cloud matches the cluster"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    title = f"routectl plan: {len(result.creates)} to create, {len(result.deletes)} to delete"
+    lines = [
+        title,
+        *("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows),
+    ]
+    return "\n".join(lines) + "\n"

@@ -10,9 +10,7 @@ from ipaddress import ip_network
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
-from kubernetes_asyncio import client
 
 from routectl.config import Settings
 from routectl.kube import KubeClient
@@ -20,8 +18,7 @@ from routectl.metrics import Metrics
 from routectl.provider import CallPolicy, RateLimitedProvider
 from routectl.service import Service
 from routectl.testing import CloudSettings, FakeCloud
-from routectl.testing.apiserver import FakeApiServer
-from tests.integration.test_fake_apiserver_harness import TOKEN
+from routectl_sim.apiserver import FakeApiServer
 
 CLUSTER = "kubernetes"
 
@@ -157,26 +154,3 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
                 running.task.cancel()
             await asyncio.gather(running.task, return_exceptions=True)
             await running.kube.aclose()
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    """A plain HTTP client, for wire-level checks of the fake API server."""
-    async with aiohttp.ClientSession() as http:
-        yield http
-
-
-def admin_client(server: FakeApiServer) -> client.ApiClient:
-    """kubernetes-asyncio's ApiClient against ``server`` with the admin token."""
-    config = client.Configuration()
-    config.host = server.url
-    config.api_key = {"BearerToken": TOKEN}
-    config.api_key_prefix = {"BearerToken": "Bearer"}
-    return client.ApiClient(config)
-
-
-@pytest.fixture
-async def core(server: FakeApiServer) -> AsyncIterator[client.CoreV1Api]:
-    """kubernetes-asyncio's CoreV1Api against the module's ``server`` (admin token)."""
-    async with admin_client(server) as api:
-        yield client.CoreV1Api(api)

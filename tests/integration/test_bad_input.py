@@ -30,8 +30,8 @@ from routectl.kube.client import _lines
 from routectl.model import NodeAddress, NodeView, Route
 from routectl.provider import RateLimitedProvider
 from routectl.testing import FakeCloud
-from routectl.testing.apiserver import FakeApiServer
-from routectl.testing.apiserver.status import ApiError
+from routectl_sim.apiserver import FakeApiServer
+from routectl_sim.apiserver.status import ApiError
 from tests.integration.conftest import Cluster, Running, eventually, node_object
 
 pytestmark = [pytest.mark.integration, pytest.mark.looptime]

@@ -29,8 +29,8 @@ from routectl.model import Route
 from routectl.probes import ProbeServer
 from routectl.service import Service, build_provider
 from routectl.testing import FakeCloud
-from routectl.testing.apiserver import FakeApiServer
 from routectl.testing.cloud import Fault
+from routectl_sim.apiserver import FakeApiServer
 from tests.integration.conftest import Cluster, Running, eventually, node_object, settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.looptime]

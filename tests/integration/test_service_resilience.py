@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from routectl.testing import FakeCloud
-from routectl.testing.apiserver import FakeApiServer
+from routectl_sim.apiserver import FakeApiServer
 from tests.integration.conftest import Cluster, eventually, node_object
 
 pytestmark = [pytest.mark.integration, pytest.mark.looptime]

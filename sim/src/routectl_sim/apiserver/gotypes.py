@@ -1,0 +1,230 @@
+"""A tiny model of Go structs, to decode and re-encode objects as kube-apiserver does.
+
+The real server decodes JSON into Go structs and encodes them back, which silently:
+
+* drops fields the struct does not know (and ``selfLink``/``managedFields`` here);
+* turns ``null`` into the zero value, and leaves ``omitempty`` zero values out;
+* always prints non-pointer structs (``"daemonEndpoints":{"kubeletEndpoint":{"Port":0}}``)
+  and zero ``metav1.Time`` values as ``null``;
+* normalises timestamps (see :mod:`.gotime`), prints struct fields in declaration order and
+  map keys sorted.
+
+:func:`Struct.canonical` reproduces that, so that "did this write change anything?" is
+answered on the same bytes the real server compares. A JSON value of the wrong type raises
+:class:`SchemaError` with Go's ``json: cannot unmarshal …`` text.
+
+Only the shapes this package serves are modelled; unknown nested values pass through as
+:class:`Raw`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, Literal
+
+from routectl_sim.apiserver.gotime import GoTimeError, parse_micro_time, parse_time
+
+Emit = Literal["always", "omitempty", "pointer", "omitzero"]
+"""How a field is printed: Go ``omitempty`` (zero left out), pointer (``nil`` left out) …"""
+
+
+class SchemaError(ValueError):
+    """A JSON value Go could not decode into the struct; the message is Go's."""
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return f"number {value}"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Where:
+    """Where a value sits, for error messages: innermost struct and dotted JSON path."""
+
+    struct: str
+    path: str
+
+    def mismatch(self, value: Any, go_name: str) -> SchemaError:
+        kind = _json_kind(value)
+        if kind.startswith("number") and not go_name.startswith(("int", "float")):
+            kind = "number"
+        return SchemaError(
+            f"json: cannot unmarshal {kind} into Go struct field "
+            f"{self.struct}.{self.path} of type {go_name}"
+        )
+
+
+class GoType:
+    """One Go type: how to decode a JSON value into it, and its zero value's encoding."""
+
+    @property
+    def go_name(self) -> str:
+        """The type as Go's decode errors print it."""
+        return "interface {}"
+
+    def canonical(self, value: Any, where: _Where) -> Any:
+        """Decode then encode ``value`` (never ``None``)."""
+        raise NotImplementedError
+
+    def zero(self) -> Any:
+        """What Go prints for this type's zero value."""
+        return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Scalar(GoType):
+    """``string``, ``bool``, ``int32`` or ``int64``."""
+
+    name: str
+
+    @property
+    def go_name(self) -> str:
+        return self.name
+
+    def canonical(self, value: Any, where: _Where) -> Any:
+        if self.go_name == "bool":
+            ok = isinstance(value, bool)
+        elif self.go_name.startswith("int"):
+            bits = 31 if self.go_name == "int32" else 63
+            ok = type(value) is int and -(2**bits) <= value < 2**bits
+        else:
+            ok = isinstance(value, str)
+        if not ok:
+            raise where.mismatch(value, self.go_name)
+        return value
+
+    def zero(self) -> Any:
+        return {"bool": False, "string": ""}.get(self.go_name, 0)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Raw(GoType):
+    """A value passed through as-is (quantities, nested structs not modelled here)."""
+
+    def canonical(self, value: Any, where: _Where) -> Any:
+        return value
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Time(GoType):
+    """``metav1.Time`` (whole seconds) or, with ``micro``, ``metav1.MicroTime``."""
+
+    micro: bool = False
+
+    @property
+    def go_name(self) -> str:
+        return "v1.MicroTime" if self.micro else "v1.Time"
+
+    def canonical(self, value: Any, where: _Where) -> Any:
+        if not isinstance(value, str):
+            raise where.mismatch(value, "string")
+        parse: Callable[[str], str] = parse_micro_time if self.micro else parse_time
+        try:
+            return parse(value)
+        except GoTimeError as exc:
+            raise SchemaError(str(exc)) from exc
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListOf(GoType):
+    """A Go slice; ``null`` decodes to ``nil``."""
+
+    item: GoType
+
+    @property
+    def go_name(self) -> str:
+        return f"[]{self.item.go_name}"
+
+    def canonical(self, value: Any, where: _Where) -> Any:
+        if not isinstance(value, list):
+            raise where.mismatch(value, self.go_name)
+        return [self.item.zero() if v is None else self.item.canonical(v, where) for v in value]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MapOf(GoType):
+    """A Go map with string keys."""
+
+    item: GoType
+
+    @property
+    def go_name(self) -> str:
+        return f"map[string]{self.item.go_name}"
+
+    def canonical(self, value: Any, where: _Where) -> Any:
+        if not isinstance(value, dict):
+            raise where.mismatch(value, self.go_name)
+        return {  # Go's encoding/json writes map keys sorted
+            k: self.item.zero() if value[k] is None else self.item.canonical(value[k], where)
+            for k in sorted(value)
+        }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Field:
+    """A struct field: JSON name, type, and how Go prints it."""
+
+    name: str
+    type: GoType
+    emit: Emit = "omitempty"
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value is False or value == 0 or value in ("", [], {})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Struct(GoType):
+    """A Go struct: known fields in order; unknown fields are dropped."""
+
+    name: str
+    fields: tuple[Field, ...]
+
+    @property
+    def go_name(self) -> str:
+        return self.name
+
+    def canonical(self, value: Any, where: _Where) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise where.mismatch(value, self.go_name)
+        out: dict[str, Any] = {}
+        short = self.go_name.rpartition(".")[2]
+        for field in self.fields:
+            raw = value.get(field.name)
+            inner = _Where(short, f"{where.path}.{field.name}" if where.path else field.name)
+            decoded = field.type.zero() if raw is None else field.type.canonical(raw, inner)
+            if field.emit == "always":
+                out[field.name] = decoded
+            elif field.emit in ("pointer", "omitzero"):
+                if raw is not None:
+                    out[field.name] = decoded
+            elif not _is_empty(decoded):
+                out[field.name] = decoded
+        return out
+
+    def zero(self) -> Any:
+        return self.canonical({}, _Where(self.go_name, ""))
+
+    def decode(self, value: Any) -> dict[str, Any]:
+        """Canonicalise a whole object (the top-level struct); raise :class:`SchemaError`."""
+        return self.canonical(value, _Where(self.go_name.rpartition(".")[2], ""))
+
+
+STRING = Scalar("string")
+BOOL = Scalar("bool")
+INT32 = Scalar("int32")
+INT64 = Scalar("int64")
+TIME = Time()
+MICRO_TIME = Time(micro=True)
+RAW = Raw()
+
+
+def struct(go_name: str, *fields: Field) -> Struct:
+    """Shorthand for :class:`Struct`."""
+    return Struct(go_name, fields)

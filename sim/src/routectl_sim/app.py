@@ -1,0 +1,88 @@
+"""Run the jobs of a ``routectl simulate`` invocation and present the results."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from routectl_sim.profiles import SCENARIOS
+from routectl_sim.report import by_scenario, plot, table, write_json
+from routectl_sim.runner import CloudModel, Job, Result, run_jobs
+
+
+def jobs_for(args: argparse.Namespace, profiles: list[str]) -> list[Job]:
+    """Every (scenario, profile) pair, scenario-major."""
+    scenarios = (
+        [s for s in SCENARIOS if s != "chaos"] if args.scenario == "all" else [args.scenario]
+    )
+    extra = tuple(shlex.split(args.controller_flags))
+    cloud = CloudModel(
+        list_latency=args.cloud_list_latency,
+        write_latency=args.cloud_write_latency,
+        qps=args.cloud_qps,
+        burst=args.cloud_burst,
+        whole_table=args.cloud_whole_table,
+    )
+    return [
+        Job(
+            scenario=s,
+            profile=p,
+            nodes=args.nodes,
+            duration=args.duration,
+            seed=args.seed,
+            heartbeat=args.heartbeat_period,
+            controller_flags=extra,
+            cloud=cloud,
+        )
+        for s in scenarios
+        for p in profiles
+    ]
+
+
+def simulate(args: argparse.Namespace, profiles: list[str]) -> int:
+    """Run, print a table per scenario, write JSON and plot if asked; 1 on a wrongful delete."""
+    console = Console()
+    jobs = jobs_for(args, profiles)
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        bar = progress.add_task("simulating", total=len(jobs))
+
+        def done(result: Result) -> None:
+            progress.update(
+                bar, advance=1, description=f"{result.job.scenario} / {result.job.profile}"
+            )
+
+        results = run_jobs(jobs, workers=args.jobs, on_done=done)
+    for group in by_scenario(results).values():
+        console.print(table(group))
+    if args.json is not None:
+        write_json(args.json, results, many=args.scenario == "all")
+    if args.plot is not None:
+        plot(args.plot, results)
+    return 1 if any(broken(r) for r in results) else 0
+
+
+SAFETY = (
+    "wrongful_deletes",
+    "foreign_routes_touched",
+    "concurrent_writers",
+    "unhandled_exceptions",
+)
+
+
+def broken(result: Result) -> bool:
+    """A safety invariant broken by any profile, or any invariant broken by routectl.
+
+    The upstream profiles are expected to overrun the budget and to leave failed routes
+    unconverged (that is what the comparison shows); they must still be safe.
+    """
+    names = result.invariants if result.job.profile == "routectl" else SAFETY
+    return any(result.invariants.get(name, 0) for name in names)

@@ -1,0 +1,136 @@
+"""The chaos soak: churn plus faults on both sides, then a quiet period to converge.
+
+Until ``duration - quiet``, a fault is injected every one to four simulated minutes:
+on the Kubernetes side dropped and expired watches, 5xx answers, slow (hanging) answers,
+an outage of minutes; on the cloud side 5xx, throttling with retry-after, timeouts, calls
+that time out although they succeeded, a quota hit for two minutes; and the leader
+replica is killed (no lease release) so another must take over. Nodes are replaced all
+along. Listings lag a few seconds behind writes for the whole run (eventual consistency).
+The quiet period (one backoff cap plus one resync, and a margin) lets the cloud converge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import random
+from collections.abc import Awaitable, Callable
+
+from routectl.errors import ProviderError, ProviderThrottledError
+from routectl.testing import Fault
+from routectl_sim.pool import Pool
+from routectl_sim.workload import Sim, join
+
+Injector = Callable[[Sim, Pool], Awaitable[str]]
+
+
+async def _watch_drop(sim: Sim, pool: Pool) -> str:
+    sim.server.drop_watches()
+    return "watch connections cut"
+
+
+async def _watch_expire(sim: Sim, pool: Pool) -> str:
+    sim.server.expire_history()
+    sim.server.end_watches()
+    return "watch resourceVersion expired"
+
+
+async def _api_errors(sim: Sim, pool: Pool) -> str:
+    times = sim.rng.randint(1, 6)
+    sim.server.fail_next(
+        method=sim.rng.choice(["GET", "PATCH", "PUT"]), path_regex=".*", status=500, times=times
+    )
+    return f"{times} API 5xx"
+
+
+async def _api_slow(sim: Sim, pool: Pool) -> str:
+    sim.server.hang = True
+    await asyncio.sleep(sim.rng.uniform(5.0, 25.0))
+    sim.server.hang = False
+    return "API server hung"
+
+
+async def _api_outage(sim: Sim, pool: Pool) -> str:
+    sim.server.unavailable = True
+    await asyncio.sleep(sim.rng.uniform(60.0, 240.0))
+    sim.server.unavailable = False
+    return "API server outage"
+
+
+def _cloud_fault(make: Callable[[Sim], Fault], name: str) -> Injector:
+    async def inject(sim: Sim, pool: Pool) -> str:
+        operation = sim.rng.choice(["list", "create", "delete"])
+        sim.cloud.fail_next(operation, make(sim), times=sim.rng.randint(1, 4))
+        return f"cloud {name} on {operation}"
+
+    return inject
+
+
+async def _cloud_quota(sim: Sim, pool: Pool) -> str:
+    before = sim.cloud.settings
+    sim.cloud.settings = dataclasses.replace(
+        before, route_quota=len(sim.cloud.routes("kubernetes"))
+    )
+    await asyncio.sleep(120.0)
+    sim.cloud.settings = before
+    return "cloud route quota hit"
+
+
+async def _failover(sim: Sim, pool: Pool) -> str:
+    await pool.kill_leader()
+    return "leader killed"
+
+
+FAULTS: tuple[Injector, ...] = (
+    _watch_drop,
+    _watch_expire,
+    _api_errors,
+    _api_slow,
+    _api_outage,
+    _cloud_fault(lambda sim: Fault(error=ProviderError("503 service unavailable")), "5xx"),
+    _cloud_fault(
+        lambda sim: Fault(
+            error=ProviderThrottledError("throttled", retry_after=sim.rng.uniform(5, 30))
+        ),
+        "throttling",
+    ),
+    _cloud_fault(lambda sim: Fault(hang=True), "timeout"),
+    _cloud_fault(lambda sim: Fault(hang_after_success=True), "lost answer"),
+    _cloud_quota,
+    _failover,
+)
+
+
+async def _churn(sim: Sim, rng: random.Random) -> None:
+    """Replace a random Node every 20-60 s (its CIDR freed and reused)."""
+    generation = 0
+    joining: set[asyncio.Task[None]] = set()
+    while True:
+        await asyncio.sleep(rng.uniform(20.0, 60.0))
+        if not sim.names:
+            continue
+        generation += 1
+        name = rng.choice(sorted(sim.names))
+        slot = sim.names[name]
+        sim.delete(name)
+        task = asyncio.create_task(join(sim, slot, f"node-{slot:05d}-g{generation}", rng=rng))
+        joining.add(task)
+        task.add_done_callback(joining.discard)
+
+
+async def run_chaos(sim: Sim, pool: Pool, *, until: float, injected: list[str]) -> None:
+    """Churn and inject faults until loop time ``until``, noting each in ``injected``."""
+    # Churn draws from a stream of its own, so the faults are the same for every profile.
+    churn = asyncio.create_task(_churn(sim, random.Random(sim.rng.random())))  # noqa: S311
+    try:
+        while (left := until - sim.now()) > 0:
+            await asyncio.sleep(min(left, sim.rng.uniform(60.0, 240.0)))
+            if sim.now() >= until:
+                break
+            injected.append(await sim.rng.choice(FAULTS)(sim, pool))
+            sim.recorder.faulted(sim.now())
+    finally:
+        churn.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await churn

@@ -1,0 +1,115 @@
+"""The ``routectl simulate`` subcommand: flags, progress, and where the output goes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from routectl.config import parse_duration
+from routectl_sim.profiles import PROFILES, SCENARIOS
+
+PROFILE_NAMES = tuple(PROFILES)
+MAX_NODES = 65536  # one /24 of 10.0.0.0/8 each
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_simulate(commands: Any) -> None:
+    """Add ``simulate`` to a subparsers object."""
+    p = commands.add_parser(
+        "simulate",
+        help="run the controller against a fake cluster and a simulated cloud, side by side",
+        description="Runs routectl's real informer, queue and worker over HTTP against a fake "
+        "API server and a simulated cloud, on a virtual clock, once per profile on the same "
+        "seeded workload, and compares what each costs.",
+    )
+    p.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
+    p.add_argument("--nodes", type=int, default=100, help="cluster size (default: 100)")
+    p.add_argument(
+        "--duration", type=_duration, default=900.0, help="simulated time per run (default: 15m)"
+    )
+    p.add_argument(
+        "--profiles",
+        default=",".join(PROFILE_NAMES),
+        help="comma-separated profiles (default: all)",
+    )
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--heartbeat-period",
+        type=_duration,
+        default=300.0,
+        help="kubelet status period (default: 5m)",
+    )
+    p.add_argument("--cloud-list-latency", type=_duration, default=0.2, help="default: 200ms")
+    p.add_argument("--cloud-write-latency", type=_duration, default=1.0, help="default: 1s")
+    p.add_argument(
+        "--cloud-qps",
+        type=float,
+        default=1.0,
+        help="the cloud's request budget per second (default: 1)",
+    )
+    p.add_argument(
+        "--cloud-burst", type=int, default=10, help="the cloud's budget burst (default: 10)"
+    )
+    p.add_argument(
+        "--controller-flags",
+        default="",
+        help="extra `routectl run` flags for every profile, e.g. '--route-resync-period=10m'",
+    )
+    p.add_argument(
+        "--cloud-whole-table",
+        action="store_true",
+        help="the cloud stores a route table as one object and takes batched writes",
+    )
+    p.add_argument(
+        "--jobs", type=int, default=min(2, os.cpu_count() or 1), help="simulations run at once"
+    )
+    p.add_argument("--json", type=Path, help="write the results as JSON to this file")
+    p.add_argument("--plot", type=Path, help="write a PNG plot of calls over time and latency CDFs")
+
+
+def run_simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Validate the flags, run every job with a progress bar, print and write the results."""
+    profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
+    unknown = sorted(set(profiles) - set(PROFILE_NAMES))
+    if unknown or not profiles:
+        parser.error(
+            f"--profiles: unknown profile(s) {', '.join(unknown) or '(none given)'}; "
+            f"known: {', '.join(PROFILE_NAMES)}"
+        )
+    if not 1 <= args.nodes <= MAX_NODES:
+        parser.error("--nodes: must be within 1..65536 (one /24 of 10.0.0.0/8 per node)")
+    if args.cloud_qps <= 0 or args.cloud_burst < 1 or args.duration <= 0:
+        parser.error("--cloud-qps and --duration must be > 0, --cloud-burst >= 1")
+    if args.plot is not None:
+        try:
+            import matplotlib  # noqa: F401, PLC0415
+        except ImportError:
+            parser.error("--plot needs matplotlib: pip install 'routectl-sim[plot]'")
+    from routectl_sim.app import simulate  # noqa: PLC0415 -- heavy, only when simulating
+
+    return simulate(args, profiles)
+
+
+class SimulateCommand:
+    """``routectl simulate``, added to routectl's command line through an entry point."""
+
+    name = "simulate"
+
+    def add(self, commands: Any) -> None:
+        """Add the subcommand and its flags."""
+        add_simulate(commands)
+
+    def run(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+        """Run the simulations the flags ask for."""
+        return run_simulate(args, parser)
+
+
+COMMAND = SimulateCommand()

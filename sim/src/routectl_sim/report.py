@@ -1,0 +1,133 @@
+"""Present simulation results: a table per scenario, the JSON of record, and a plot."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.table import Table
+
+from routectl_sim.measure import percentile
+from routectl_sim.runner import Result
+
+MINUTES_FROM = 120.0
+INVARIANTS = (
+    "wrongful_deletes",
+    "foreign_routes_touched",
+    "budget_overruns",
+    "concurrent_writers",
+    "unconverged_after_faults",
+    "unhandled_exceptions",
+)
+
+
+def by_scenario(results: Sequence[Result]) -> dict[str, list[Result]]:
+    """Group results by scenario, keeping their order."""
+    groups: dict[str, list[Result]] = {}
+    for result in results:
+        groups.setdefault(result.job.scenario, []).append(result)
+    return groups
+
+
+def scenario_json(results: Sequence[Result]) -> dict[str, object]:
+    """One scenario's object of ``--json`` (all results share the scenario)."""
+    first = results[0].job
+    return {
+        "scenario": first.scenario,
+        "nodes": first.nodes,
+        "simulated_seconds": float(first.duration),
+        "profiles": {r.job.profile: r.summary() for r in results},
+    }
+
+
+def write_json(path: Path, results: Sequence[Result], *, many: bool) -> None:
+    """Write one object (one scenario) or a list of them (``--scenario all``)."""
+    objects = [scenario_json(group) for group in by_scenario(results).values()]
+    path.write_text(json.dumps(objects if many else objects[0], indent=2) + "\n", encoding="utf-8")
+
+
+def _seconds(value: float) -> str:
+    if value < 0:
+        return "never"
+    return f"{value:.2f}s" if value < MINUTES_FROM else f"{value / 60:.1f}min"
+
+
+def table(results: Sequence[Result]) -> Table:
+    """One scenario, one column per profile."""
+    first = results[0].job
+    title = f"{first.scenario}: {first.nodes} nodes, {_seconds(first.duration)} simulated"
+    t = Table(title=title)
+    t.add_column("")
+    for r in results:
+        t.add_column(r.job.profile, justify="right")
+    rows: list[tuple[str, list[str]]] = [
+        ("ListRoutes calls", [str(r.cloud_calls["list"]) for r in results]),
+        ("CreateRoute calls", [str(r.cloud_calls["create"]) for r in results]),
+        ("DeleteRoute calls", [str(r.cloud_calls["delete"]) for r in results]),
+        ("throttled answers", [str(r.throttled) for r in results]),
+        ("of the writes, whole-table batches", [str(r.batched_writes) for r in results]),
+        ("route latency p50", [_seconds(percentile(r.latencies, 0.50)) for r in results]),
+        ("route latency p99", [_seconds(percentile(r.latencies, 0.99)) for r in results]),
+        ("route latency max", [_seconds(max(r.latencies, default=0.0)) for r in results]),
+        ("converged after last change", [_seconds(r.converge_seconds) for r in results]),
+        ("controller CPU", [f"{r.cpu_seconds:.2f}s" for r in results]),
+        ("peak RSS growth", [f"{r.peak_rss_bytes / 2**20:.1f} MiB" for r in results]),
+        (
+            "RSS growth, last two thirds",
+            [f"{r.late_rss_growth_bytes / 2**20:.1f} MiB" for r in results],
+        ),
+        ("faults injected", [str(len(r.faults)) for r in results]),
+        ("controller replicas started", [str(r.replicas_started) for r in results]),
+        *(
+            (
+                f"must be 0: {name.replace('_', ' ')}",
+                [str(r.invariants.get(name, 0)) for r in results],
+            )
+            for name in INVARIANTS
+        ),
+    ]
+    for label, cells in rows:
+        t.add_row(label, *cells)
+    return t
+
+
+def plot(path: Path, results: Sequence[Result]) -> None:
+    """Cumulative cloud calls over time and the route latency CDF, per profile and scenario."""
+    import matplotlib as mpl  # noqa: PLC0415 -- optional dependency, only for --plot
+
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    groups = by_scenario(results)
+    fig, axes = plt.subplots(len(groups), 2, figsize=(12, 3.6 * len(groups)), squeeze=False)
+    for row, (scenario, group) in enumerate(groups.items()):
+        calls, cdf = axes[row]
+        for r in group:
+            times = sorted(r.call_times)
+            calls.step(
+                [t / 60 for t in times], range(1, len(times) + 1), where="post", label=r.job.profile
+            )
+            latencies = sorted(r.latencies)
+            if latencies:
+                cdf.step(
+                    latencies,
+                    [(i + 1) / len(latencies) for i in range(len(latencies))],
+                    where="post",
+                    label=r.job.profile,
+                )
+        calls.set(
+            title=f"{scenario}: cumulative cloud calls", xlabel="simulated minutes", ylabel="calls"
+        )
+        cdf.set(
+            title=f"{scenario}: route latency CDF", xlabel="seconds (log)", ylabel="share of routes"
+        )
+        cdf.set_xscale("symlog", linthresh=1.0)
+        calls.legend()
+        if any(r.latencies for r in group):
+            cdf.legend()
+        else:
+            cdf.text(0.5, 0.5, "no route needed creating", ha="center", transform=cdf.transAxes)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,260 @@
+"""Run one (scenario, profile) simulation on a virtual clock, and many of them side by side.
+
+Each job gets a fresh process (so CPU and memory are its own), a fresh fake API server,
+a fresh simulated cloud and the same seeded workload; the controller is routectl's real
+:class:`~routectl.service.Service`, configured from the profile's flags, talking HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import dataclasses
+import logging
+import multiprocessing
+import random
+import tempfile
+from collections.abc import Callable, Coroutine, Iterable
+from ipaddress import ip_network
+from pathlib import Path
+from typing import Any, cast
+
+import looptime
+
+from routectl.cidr import canonical
+from routectl.config import Settings
+from routectl.flags import parse_run_flags
+from routectl.reconcile import is_responsible
+from routectl.testing import CloudSettings, FakeCloud
+from routectl_sim.apiserver import FakeApiServer
+from routectl_sim.chaos import run_chaos
+from routectl_sim.measure import MeteredLoop, Recorder, percentile, rss_bytes
+from routectl_sim.pool import Pool
+from routectl_sim.profiles import CLUSTER_CIDR, profile_flags
+from routectl_sim.workload import CLUSTER, DRIVERS, Sim, setup
+
+SimLoop = looptime.make_event_loop_class(MeteredLoop)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CloudModel:
+    """The simulated cloud: latency per operation and the server-side budget."""
+
+    list_latency: float = 0.2
+    write_latency: float = 1.0
+    qps: float = 1.0
+    burst: int = 10
+    whole_table: bool = False
+    """The route table is one object and the provider writes batches (Azure, OpenStack)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Job:
+    """One simulation: a scenario at a size, under one profile."""
+
+    scenario: str
+    profile: str
+    nodes: int
+    duration: float
+    seed: int = 1
+    heartbeat: float = 300.0
+    cloud: CloudModel = CloudModel()
+    controller_flags: tuple[str, ...] = ()
+    """Extra ``routectl run`` flags for every profile (e.g. a shorter resync for a soak)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Result:
+    """What one job measured (times are simulated seconds)."""
+
+    job: Job
+    cloud_calls: dict[str, int]
+    throttled: int
+    latencies: list[float]
+    converge_seconds: float
+    wrongful_deletes: int
+    cpu_seconds: float
+    peak_rss_bytes: int
+    call_times: list[float]
+    batched_writes: int = 0
+    invariants: dict[str, int] = dataclasses.field(default_factory=dict)
+    faults: list[str] = dataclasses.field(default_factory=list)
+    replicas_started: int = 1
+    late_rss_growth_bytes: int = 0
+    """RSS at the end minus RSS a third into the run: a leak shows as steady growth."""
+
+    def summary(self) -> dict[str, object]:
+        """The per-profile object of ``routectl simulate --json``."""
+        return {
+            "cloud_calls": self.cloud_calls,
+            "throttled": self.throttled,
+            "route_latency_seconds": {
+                "p50": percentile(self.latencies, 0.50),
+                "p99": percentile(self.latencies, 0.99),
+                "max": max(self.latencies, default=0.0),
+            },
+            "converge_seconds": self.converge_seconds,
+            "wrongful_deletes": self.wrongful_deletes,
+            "cpu_seconds": self.cpu_seconds,
+            "peak_rss_bytes": self.peak_rss_bytes,
+            "invariants": self.invariants,
+        }
+
+
+def run_job(job: Job) -> Result:
+    """Run ``job`` to completion on a fresh virtual-clock loop (blocking)."""
+    logging.getLogger("routectl").setLevel(logging.CRITICAL)
+    loop = SimLoop(start=0.0, noop_cycles=42)
+    try:
+        return loop.run_until_complete(_simulate(job, cast("MeteredLoop", loop)))
+    finally:
+        loop.close()
+
+
+async def _simulate(job: Job, loop: MeteredLoop) -> Result:
+    model = job.cloud
+    by_address = job.scenario == "address-change"
+    chaos = job.scenario == "chaos"
+    cloud = FakeCloud(
+        CloudSettings(
+            list_latency=model.list_latency,
+            write_latency=model.write_latency,
+            qps=model.qps,
+            burst=model.burst,
+            seed=job.seed,
+            enable_node_addresses=by_address,
+            whole_table=model.whole_table,
+            list_lag=5.0 if chaos else 0.0,
+        )
+    )
+    recorder = Recorder(cluster=CLUSTER, cluster_cidr=CLUSTER_CIDR, routes_by_address=by_address)
+    cloud.listeners.append(recorder.on_change)
+    failures: list[object] = []
+    loop.set_exception_handler(lambda _, context: failures.append(context))
+    async with FakeApiServer(history_limit=20_000) as server:
+        sim = Sim(
+            server=server,
+            cloud=cloud,
+            recorder=recorder,
+            rng=random.Random(job.seed),  # noqa: S311 -- a seeded workload
+            heartbeat=job.heartbeat,
+        )
+        setup(sim, job.scenario, job.nodes)
+        peak = baseline = rss_bytes()
+        with tempfile.TemporaryDirectory() as scratch:
+            kubeconfig = Path(scratch) / "kubeconfig"
+            server.kubeconfig(kubeconfig)
+            settings = _settings(job, kubeconfig=str(kubeconfig), elected=chaos)
+            pool = Pool(settings=settings, cloud=cloud, elected=chaos)
+            for _ in range(2 if chaos else 1):
+                await pool.start()
+            if chaos:
+                pool.supervise(size=2)
+            faults: list[str] = []
+            rss: list[int] = []
+            try:
+                peak = await _drive(
+                    sim, job, peak, pool=pool, quiet=_quiet(settings), faults=faults, rss=rss
+                )
+            finally:
+                await pool.stop()
+    expected = recorder.expected()
+    routed = {
+        (r.target_node, canonical(r.destination_cidr))
+        for r in cloud.routes(CLUSTER)
+        if not r.blackhole and is_responsible(r.destination_cidr, (ip_network(CLUSTER_CIDR),))
+    }
+    converged = routed == expected
+    return Result(
+        job=job,
+        cloud_calls={op: cloud.count(op) for op in ("list", "create", "delete")},
+        throttled=cloud.count(outcome="throttled"),
+        latencies=recorder.latencies,
+        converge_seconds=max(0.0, recorder.last_cloud_change - recorder.last_workload_change)
+        if converged
+        else -1.0,
+        wrongful_deletes=recorder.wrongful_deletes,
+        cpu_seconds=round(loop.cpu["controller"], 3),
+        peak_rss_bytes=max(0, peak - baseline),
+        call_times=[c.time for c in cloud.calls],
+        batched_writes=cloud.batches,
+        faults=faults,
+        replicas_started=pool.started,
+        late_rss_growth_bytes=rss[-1] - rss[len(rss) // 3] if rss else 0,
+        invariants={
+            "wrongful_deletes": recorder.wrongful_deletes,
+            "foreign_routes_touched": recorder.foreign_touched,
+            "budget_overruns": cloud.count(outcome="throttled"),
+            "concurrent_writers": pool.invariants.concurrent_writers,
+            # Only a chaos run keeps a quiet period long enough to demand convergence.
+            "unconverged_after_faults": len(expected ^ routed) if chaos else 0,
+            "unhandled_exceptions": pool.invariants.unhandled_exceptions + len(failures),
+        },
+    )
+
+
+def _settings(job: Job, *, kubeconfig: str, elected: bool) -> Settings:
+    flags = profile_flags(job.profile, budget_qps=job.cloud.qps, budget_burst=job.cloud.burst)
+    if elected:
+        flags.append("--leader-elect=true")
+    settings = parse_run_flags([*flags, *job.controller_flags])
+    return dataclasses.replace(settings, kubeconfig=kubeconfig)
+
+
+def _quiet(settings: Settings) -> float:
+    """How long a chaos run keeps still at the end: one backoff cap plus one resync."""
+    resync = (
+        settings.route_resync_period * 1.25
+        if settings.watch_mode
+        else settings.route_reconciliation_period
+    )
+    return settings.retry_backoff_cap + resync + 60.0
+
+
+async def _drive(
+    sim: Sim, job: Job, peak: int, *, pool: Pool, quiet: float, faults: list[str], rss: list[int]
+) -> int:
+    """Run the workload and the heartbeats for the job's duration; return the peak RSS."""
+    scenario: Coroutine[Any, Any, object]
+    if job.scenario == "chaos":
+        scenario = run_chaos(
+            sim, pool, until=sim.now() + max(0.0, job.duration - quiet), injected=faults
+        )
+    else:
+        scenario = DRIVERS[job.scenario](sim, job.nodes)
+    tasks = [asyncio.create_task(scenario), asyncio.create_task(sim.heartbeats())]
+    try:
+        end = sim.now() + job.duration
+        while (left := end - sim.now()) > 0:
+            await asyncio.sleep(min(60.0, left))
+            rss.append(rss_bytes())
+            peak = max(peak, rss[-1])
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return peak
+
+
+def run_jobs(
+    jobs: Iterable[Job], *, workers: int, on_done: Callable[[Result], None] = lambda r: None
+) -> list[Result]:
+    """Run jobs in separate processes (``workers`` at a time); results in job order."""
+    jobs = list(jobs)
+    if workers <= 1:
+        results = []
+        for job in jobs:
+            results.append(run_job(job))
+            on_done(results[-1])
+        return results
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
+        done: dict[int, Result] = {}
+        for future in concurrent.futures.as_completed(futures):
+            result = future.result()
+            done[futures[future]] = result
+            with contextlib.suppress(Exception):
+                on_done(result)
+    return [done[i] for i in range(len(jobs))]

@@ -1,0 +1,69 @@
+"""The product and its machinery ship apart: the routectl wheel holds neither the fake API
+server nor the simulator, and needs neither looptime nor rich; routectl-sim adds the
+``simulate`` command through an entry point."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from routectl.cli import COMMANDS_GROUP, main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def product_wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    """The routectl wheel, built from this checkout by pip."""
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(  # noqa: S603 -- fixed arguments: this interpreter's pip, this checkout
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(REPO)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = out.glob("routectl-*.whl")
+    return zipfile.ZipFile(wheel)
+
+
+def test_product_wheel_holds_no_machinery(product_wheel: zipfile.ZipFile) -> None:
+    """Only routectl's own package is in the wheel, without the fake API server or simulator."""
+    names = product_wheel.namelist()
+    packages = {name.split("/")[0] for name in names if not name.startswith("routectl-")}
+    assert packages == {"routectl"}
+    assert not [n for n in names if "apiserver" in n or "simulat" in n]
+    assert "routectl/testing/contract.py" in names  # plugin authors' kit stays
+
+
+def test_product_wheel_needs_no_test_libraries(product_wheel: zipfile.ZipFile) -> None:
+    """The product's requirements name neither looptime (a test clock) nor rich."""
+    (metadata,) = [n for n in product_wheel.namelist() if n.endswith(".dist-info/METADATA")]
+    requires = [
+        line.split(":", 1)[1].strip().lower()
+        for line in product_wheel.read(metadata).decode().splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    ]
+    assert requires  # the parse found the requirements
+    assert not [r for r in requires if r.startswith(("looptime", "rich", "matplotlib"))]
+
+
+def test_simulate_comes_from_the_sim_distribution() -> None:
+    """``routectl simulate`` is registered by routectl-sim, under routectl's command group."""
+    (entry,) = importlib.metadata.entry_points(group=COMMANDS_GROUP, name="simulate")
+    assert entry.dist is not None
+    assert entry.dist.name == "routectl-sim"
+
+
+def test_simulate_without_the_sim_distribution_says_where_it_is(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without routectl-sim installed, ``routectl simulate`` exits 2 naming what to install."""
+    with pytest.raises(SystemExit) as exited:
+        main(["simulate", "--nodes", "5"], plugins={})
+    assert exited.value.code == 2
+    assert "routectl-sim" in capsys.readouterr().err
