@@ -1,13 +1,19 @@
-"""Which Nodes changed since the last sync, and which Node claims which pod CIDR.
+"""Which Nodes changed since the last sync, who claims which pod CIDR, and who waits.
 
-The controller plans only the scope of these changes (:func:`routectl.reconcile.scope`)
-when it can: a sync *takes* the changes when it starts, and gives them back if it fails,
-so nothing a failed sync should have done is forgotten. Synchronous, no I/O.
+The controller plans only the scope of these changes (:func:`routectl.scope.scope`) when
+it can: a sync *takes* the changes when it starts, and gives them back if it fails, so
+nothing a failed sync should have done is forgotten. ``needs_full`` asks the next sync to
+plan the whole cluster (at start, and after a full sync failed).
+
+It also remembers since when each Node with a new pod CIDR waits for its routes, so the
+route-programming latency can be measured from the Node event that needed them.
+Synchronous, no I/O; times are passed in.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 from routectl.cidr import canonical
 from routectl.model import NodeView
@@ -20,8 +26,14 @@ INCREMENTAL_SHARE = 0.1
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Dirty:
+    """The Nodes (by name) and canonical pod CIDRs touched by changes."""
+
     names: frozenset[str]
     cidrs: frozenset[str]
+
+    def worth_scoping(self, cluster_size: int) -> bool:
+        """True when so few Nodes changed that planning only their scope pays."""
+        return len(self.names) <= max(INCREMENTAL_MIN, INCREMENTAL_SHARE * cluster_size)
 
 
 class Changes:
@@ -32,9 +44,10 @@ class Changes:
         self.needs_full = True
         self._names: set[str] = set()
         self._cidrs: set[str] = set()
+        self._waiting: dict[str, float] = {}
 
-    def note(self, old: NodeView | None, new: NodeView | None) -> None:
-        """Record a Node change (from the informer)."""
+    def note(self, old: NodeView | None, new: NodeView | None, *, now: float) -> None:
+        """Record a Node change (from the informer) that happened at ``now``."""
         for view, add in ((old, False), (new, True)):
             if view is None:
                 continue
@@ -46,6 +59,10 @@ class Changes:
                     holders.add(view.name)
                 else:
                     holders.discard(view.name)
+        if new is None and old is not None:
+            self._waiting.pop(old.name, None)
+        elif new is not None and new.pod_cidrs and (old is None or old.pod_cidrs != new.pod_cidrs):
+            self._waiting.setdefault(new.name, now)
 
     def take(self) -> Dirty:
         """Hand over the changes so far; new ones accumulate for the next sync."""
@@ -57,3 +74,8 @@ class Changes:
         """Give back changes a failed sync did not finish."""
         self._names |= dirty.names
         self._cidrs |= dirty.cidrs
+
+    def routed(self, names: Iterable[str], *, now: float) -> list[float]:
+        """The Nodes ``names`` have all their routes: how long each waited (if it did)."""
+        waits = (self._waiting.pop(name, None) for name in names)
+        return [now - since for since in waits if since is not None]

@@ -9,6 +9,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 
@@ -31,9 +32,22 @@ def parse_cidr(text: str) -> Network:
         raise ValueError(f"invalid CIDR address: {text}") from None
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def canonical(text: str) -> str:
-    """Return the canonical spelling of the CIDR ``text``, or ``text`` itself if unparsable."""
+    """Return the canonical spelling of the CIDR ``text``, or ``text`` itself if unparsable.
+
+    Cached: planning compares the same few thousand spellings over and over.
+    """
     try:
         return str(parse_cidr(text))
     except ValueError:
         return text
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def network_or_none(text: str) -> Network | None:
+    """:func:`parse_cidr`, or None when ``text`` does not parse (cached, like canonical)."""
+    try:
+        return parse_cidr(text)
+    except ValueError:
+        return None

@@ -102,7 +102,7 @@ def main(
         settings = settings_from_args(args)
     except ConfigError as exc:
         parser.error(str(exc))
-    from routectl.service import plan_once, run  # noqa: PLC0415 -- keeps `providers` light
+    from routectl.app import plan_once, run  # noqa: PLC0415 -- keeps `providers` light
 
     try:
         if args.command == "plan":

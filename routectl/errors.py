@@ -8,6 +8,7 @@ an error means, and plugins translate their SDK's exceptions at their own bounda
       + ConfigError                  -- bad flag, value or option; exit 2 at start-up
         - ProviderNotFoundError      -- no entry point of that name in ``routectl.providers``
       + InvalidObjectError           -- a Kubernetes object routectl cannot read (skipped)
+      + LeadershipLostError          -- the Lease was not renewed in time: stop writing now
       + KubeError                    -- the API server said no (``status`` kept)
         - ResourceVersionGoneError   -- 410 Expired on list or watch; the informer relists
       + ProviderError                -- a cloud call failed; transient: retried with backoff
@@ -17,10 +18,16 @@ an error means, and plugins translate their SDK's exceptions at their own bounda
         - RouteAlreadyExistsError    -- create of a route that exists: counts as success
         - RouteNotFoundError         -- delete of a route that is gone: counts as success
 
+A sync that fails raises :class:`SyncFailedError`, an ``ExceptionGroup`` of the leaves
+above (every cloud call and Node write that failed), so the worker decides by type with
+``except*``.
+
 Messages never contain credentials: plugins must not put tokens or signed URLs into them.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 class RoutectlError(Exception):
@@ -37,6 +44,10 @@ class ProviderNotFoundError(ConfigError):
 
 class InvalidObjectError(RoutectlError):
     """A Kubernetes object lacks what routectl needs to read it (for example a name)."""
+
+
+class LeadershipLostError(RoutectlError):
+    """The Lease could not be renewed within the renew deadline: stop writing now."""
 
 
 class KubeError(RoutectlError):
@@ -81,3 +92,11 @@ class RouteAlreadyExistsError(ProviderError):
 
 class RouteNotFoundError(ProviderError):
     """Delete found the route already gone; the controller counts it as success."""
+
+
+class SyncFailedError(ExceptionGroup[RoutectlError]):
+    """Some cloud calls or Node writes of a sync failed: the group holds each error."""
+
+    def derive(self, excs: Sequence[RoutectlError]) -> SyncFailedError:  # type: ignore[override]
+        """Keep the type when ``except*`` splits the group."""
+        return SyncFailedError(self.message, excs)

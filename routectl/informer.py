@@ -94,10 +94,10 @@ class Informer:
         kube: KubeClient,
         store: NodeStore,
         on_change: NodeHandler,
-        on_relist: Callable[[str], None] = lambda reason: None,
+        on_relist: Callable[[str], None],
+        rng: random.Random,
         backoff_base: float = 1.0,
         backoff_cap: float = 30.0,
-        rng: random.Random | None = None,
     ) -> None:
         self.kube = kube
         self.store = store
@@ -107,7 +107,7 @@ class Informer:
         self._on_change = on_change
         self._on_relist = on_relist
         self._backoff = (backoff_base, backoff_cap)
-        self._rng = rng or random.Random()  # noqa: S311 -- jitter, not cryptography
+        self._rng = rng
 
     async def run(self) -> None:
         """List and watch until cancelled."""

@@ -20,16 +20,13 @@ import dataclasses
 import datetime
 import logging
 import random
+from collections.abc import Callable
 from typing import Any
 
-from routectl.errors import KubeError, RoutectlError
+from routectl.errors import KubeError, LeadershipLostError
 from routectl.kube import KubeClient, format_micro_time
 
 logger = logging.getLogger(__name__)
-
-
-class LeadershipLostError(RoutectlError):
-    """The Lease could not be renewed within the renew deadline: stop writing now."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,20 +41,22 @@ class ElectionSettings:
     retry_period: float = 2.0
 
 
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
-
-
 class LeaderElector:
     """Acquires, renews and releases one Lease for one identity."""
 
     def __init__(
-        self, *, kube: KubeClient, settings: ElectionSettings, rng: random.Random | None = None
+        self,
+        *,
+        kube: KubeClient,
+        settings: ElectionSettings,
+        rng: random.Random,
+        wall_clock: Callable[[], datetime.datetime],
     ) -> None:
         self.kube = kube
         self.settings = settings
         self.is_leader = False
-        self._rng = rng or random.Random()  # noqa: S311 -- jitter, not cryptography
+        self._rng = rng
+        self._now = wall_clock
         self._observed: tuple[Any, ...] | None = None
         self._observed_at = 0.0
         self._lease: dict[str, Any] | None = None
@@ -103,7 +102,7 @@ class LeaderElector:
                 lease = await self.kube.get_lease(self.settings.namespace, self.settings.name)
                 if lease is None or _spec(lease).get("holderIdentity") != self.settings.identity:
                     return
-                now = format_micro_time(_now())
+                now = format_micro_time(self._now())
                 spec = _spec(lease) | {
                     "holderIdentity": "",
                     "leaseDurationSeconds": 1,
@@ -141,7 +140,7 @@ class LeaderElector:
 
     async def _try_acquire_or_renew(self) -> bool:
         s = self.settings
-        now = format_micro_time(_now())
+        now = format_micro_time(self._now())
         if self.is_leader and self._lease is not None and await self._renew(now):
             return True
         lease = await self.kube.get_lease(s.namespace, s.name)

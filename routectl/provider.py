@@ -81,7 +81,10 @@ class BatchRouteProvider(RouteProvider, Protocol):
     raises, as any call does. "Already exists" and "not found" count as success.
     """
 
-    supports_batch: bool
+    @property
+    def supports_batch(self) -> bool:
+        """True when the provider may write whole batches (a plugin may decide at run time)."""
+        ...
 
     async def apply_routes(
         self, *, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
@@ -199,15 +202,15 @@ class RateLimitedProvider:
         inner: RouteProvider,
         *,
         policy: CallPolicy,
+        rng: random.Random,
         observer: CallObserver = NO_OBSERVER,
-        rng: random.Random | None = None,
     ) -> None:
         if policy.qps <= 0 or policy.burst < 1 or policy.concurrency < 1:
             raise ValueError("qps must be > 0, burst and concurrency >= 1")
         self.inner = inner
         self.policy = policy
         self._observer = observer
-        self._rng = rng or random.Random()  # noqa: S311 -- jitter, not cryptography
+        self._rng = rng
         self._limiter: aiolimiter.AsyncLimiter | None = None
         self._slots: asyncio.Semaphore | None = None
         self._paused_until = 0.0

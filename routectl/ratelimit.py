@@ -1,12 +1,17 @@
-"""Pure rate-limiting arithmetic: a token bucket and exponential backoff, time passed in.
+"""Pure rate-limiting arithmetic: a token bucket, exponential backoff, and retry delays.
 
-Nothing here sleeps or reads a clock, so the simulated cloud (which answers "throttled"
-when its own budget is spent) and tests can drive it with any notion of time.
+Nothing here sleeps, reads a clock or draws a random number (jitter is passed in), so the
+simulated cloud (which answers "throttled" when its own budget is spent) and tests can
+drive it with any notion of time. :func:`retry_delay` is where a failed sync's errors
+decide, by type, when it runs again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
+
+from routectl.errors import ProviderTerminalError, ProviderThrottledError, RoutectlError
 
 # Clients pacing at exactly the same rate must not be refused over float rounding.
 _EPSILON = 1e-9
@@ -46,3 +51,23 @@ def backoff_delay(*, failures: int, base: float, cap: float) -> float:
     if failures <= 0:
         return 0.0
     return float(min(cap, base * 2 ** min(failures - 1, 62)))
+
+
+def retry_delay(
+    errors: Collection[RoutectlError], *, failures: int, base: float, cap: float, jitter: float
+) -> float:
+    """When a sync that failed with ``errors`` (its ``failures``-th failure) runs again.
+
+    Exponential backoff scaled by ``jitter``, never sooner than a cloud's retry-after; a
+    sync that failed only with terminal errors (quota, permissions, a family the cloud
+    cannot route) waits the whole ``cap``, so an operator's fix is picked up without
+    spending the budget on calls that cannot succeed.
+    """
+    if errors and all(isinstance(e, ProviderTerminalError) for e in errors):
+        return cap
+    delay = backoff_delay(failures=failures, base=base, cap=cap) * jitter
+    for error in errors:
+        match error:
+            case ProviderThrottledError(retry_after=int() | float() as hint):
+                delay = max(delay, hint)
+    return delay

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
-from routectl.cidr import Network, canonical, parse_cidr
+from routectl.cidr import Network, canonical, network_or_none
 from routectl.model import Condition, NodeView, Route
 
 CONDITION_ROUTE_CREATED = Condition(
@@ -90,25 +89,12 @@ class Plan:
         return not self.creates and not self.deletes
 
 
-@functools.lru_cache(maxsize=1 << 17)
-def _network(cidr: str) -> Network | None:
-    try:
-        return parse_cidr(cidr)
-    except ValueError:
-        return None
-
-
-@functools.lru_cache(maxsize=1 << 17)
-def _canonical(cidr: str) -> str:
-    return canonical(cidr)
-
-
 def is_responsible(destination_cidr: str, cluster_cidrs: Sequence[Network]) -> bool:
     """True if the route's first or last address lies inside any cluster CIDR.
 
     A route that strictly contains a cluster CIDR is not ours; an unparsable one never is.
     """
-    network = _network(destination_cidr)
+    network = network_or_none(destination_cidr)
     if network is None:
         return False
     first, last = network.network_address, network.broadcast_address
@@ -164,18 +150,18 @@ def _wanted_cidrs(
     for node in sorted(nodes, key=lambda n: n.name):
         mine = wanted.setdefault(node.name, {})
         for cidr in node.pod_cidrs:
-            if _canonical(cidr) in mine:
+            if canonical(cidr) in mine:
                 message = f"pod CIDR {cidr} is listed twice on node {node.name}; one route"
                 problems.append(Problem(node=node.name, reason="DuplicatePodCIDR", message=message))
                 continue
             problem = _claim(node.name, cidr, claimed, cluster_cidrs)
             if problem is None:
-                mine[_canonical(cidr)] = cidr
+                mine[canonical(cidr)] = cidr
                 continue
             unroutable.add(node.name)
             problems.append(problem)
             if problem.reason == "ClusterCIDRMisconfigured":
-                tolerated.add((node.name, _canonical(cidr)))
+                tolerated.add((node.name, canonical(cidr)))
     return wanted, unroutable, tolerated
 
 
@@ -183,7 +169,7 @@ def _claim(
     name: str, cidr: str, claimed: dict[str, str], cluster_cidrs: Sequence[Network]
 ) -> Problem | None:
     """Claim ``cidr`` for node ``name``, or say why it cannot have it."""
-    network = _network(cidr)
+    network = network_or_none(cidr)
     if network is None:
         message = f"pod CIDR {cidr!r} of node {name} does not parse; no route is created for it"
         return Problem(node=name, reason="InvalidPodCIDR", message=message)
@@ -197,7 +183,7 @@ def _claim(
             f"{','.join(map(str, cluster_cidrs))}; no route is created for it"
         )
         return Problem(node=name, reason="ClusterCIDRMisconfigured", message=message)
-    owner = claimed.setdefault(_canonical(cidr), name)
+    owner = claimed.setdefault(canonical(cidr), name)
     if owner != name:
         message = f"pod CIDR {cidr} of node {name} is also assigned to node {owner}, which gets it"
         return Problem(node=name, reason="PodCIDRConflict", message=message)
@@ -210,7 +196,7 @@ def _action(node: NodeView, key: str, candidates: Iterable[Route]) -> Action:
     A matching route is healthy unless it is a blackhole or (with ``enable_node_addresses``)
     carries other addresses than the Node has; only unhealthy matches make an update.
     """
-    matches = [r for r in candidates if _canonical(r.destination_cidr) == key]
+    matches = [r for r in candidates if canonical(r.destination_cidr) == key]
     if not matches:
         return Action.ADD
     if any(_healthy(route, node) for route in matches):
@@ -235,7 +221,7 @@ def _deletes(
     deletes: list[Route] = []
     owned = 0
     for route in listed:
-        if _network(route.destination_cidr) is None:
+        if network_or_none(route.destination_cidr) is None:
             # Upstream's log line: "Ignoring route <name>, unparsable CIDR: <err>".
             message = (
                 f"Ignoring route {route.name or '<unnamed>'}, unparsable CIDR: "
@@ -248,7 +234,7 @@ def _deletes(
         if not is_responsible(route.destination_cidr, cluster_cidrs):
             continue
         owned += 1
-        action = actions.get((route.target_node, _canonical(route.destination_cidr)))
+        action = actions.get((route.target_node, canonical(route.destination_cidr)))
         if route.blackhole or action in (None, Action.UPDATE):
             deletes.append(route)
     return tuple(deletes), owned
@@ -262,7 +248,7 @@ def _creates(
 ) -> tuple[RouteCreate, ...]:
     deleted_by_key: dict[str, list[Route]] = {}
     for route in deletes:
-        deleted_by_key.setdefault(_canonical(route.destination_cidr), []).append(route)
+        deleted_by_key.setdefault(canonical(route.destination_cidr), []).append(route)
     return tuple(
         RouteCreate(
             route=Route(
@@ -323,76 +309,3 @@ def needs_sync(old: NodeView | None, new: NodeView | None) -> bool:
         or set(old.pod_cidrs) != set(new.pod_cidrs)
         or set(old.addresses) != set(new.addresses)
     )
-
-
-class RouteIndex:
-    """Listed routes by target Node and by canonical destination, kept up to date by adds
-    and removes, so the scope of a change is found without scanning every route."""
-
-    def __init__(self, routes: Iterable[Route] = ()) -> None:
-        self._by_target: dict[str, list[Route]] = {}
-        self._by_cidr: dict[str, list[Route]] = {}
-        for route in routes:
-            self.add(route)
-
-    def add(self, route: Route) -> None:
-        """Index ``route``."""
-        self._by_target.setdefault(route.target_node, []).append(route)
-        self._by_cidr.setdefault(_canonical(route.destination_cidr), []).append(route)
-
-    def remove(self, route: Route) -> None:
-        """Forget this very route object (an equal duplicate stays)."""
-        for table, key in (
-            (self._by_target, route.target_node),
-            (self._by_cidr, _canonical(route.destination_cidr)),
-        ):
-            bucket = table.get(key, [])
-            for position, candidate in enumerate(bucket):
-                if candidate is route:
-                    del bucket[position]
-                    break
-
-    def related(self, names: Collection[str], cidrs: Iterable[str]) -> list[Route]:
-        """Routes targeting one of ``names`` or going to one of ``cidrs``, as often as listed."""
-        found = [route for name in names for route in self._by_target.get(name, ())]
-        found.extend(
-            route
-            for cidr in cidrs
-            for route in self._by_cidr.get(cidr, ())
-            if route.target_node not in names  # those came in through their target
-        )
-        return found
-
-
-def scope(
-    *,
-    changed: Collection[str],
-    nodes: Mapping[str, NodeView],
-    claims: Mapping[str, Collection[str]],
-    routes: Iterable[Route] | RouteIndex,
-    changed_cidrs: Collection[str] = (),
-) -> tuple[list[NodeView], list[Route]]:
-    """The Nodes and routes a change to the Nodes ``changed`` can affect.
-
-    Planning only these gives the same creates and deletes as planning the whole cluster,
-    provided ``routes`` already reflect every other Node (the last plan was applied): the
-    scope holds the changed Nodes, every Node claiming a pod CIDR they claim (or claimed:
-    ``changed_cidrs``), and every route targeting one of them or going to one of those CIDRs,
-    closed under "a route's target is a Node". ``claims`` maps canonical CIDR -> Node names.
-    Given a :class:`RouteIndex`, its cost follows the change, not the cluster.
-    """
-    names = set(changed)
-    cidrs = {_canonical(c) for c in changed_cidrs}
-    index = routes if isinstance(routes, RouteIndex) else RouteIndex(routes)
-    while True:
-        for name in list(names):
-            node = nodes.get(name)
-            if node is not None:
-                cidrs.update(_canonical(c) for c in node.pod_cidrs)
-        for cidr in cidrs:
-            names.update(claims.get(cidr, ()))
-        picked = index.related(names, cidrs)
-        grown = {r.target_node for r in picked if r.target_node in nodes} - names
-        if not grown:
-            return [nodes[n] for n in sorted(names) if n in nodes], picked
-        names |= grown

@@ -1,75 +1,34 @@
-"""``routectl run`` and ``routectl plan``: the wiring of informer, queue, worker and lease.
+"""One routectl process at run time: the informer, and, while leading, the worker and timers.
 
 Every long-lived task has an owner (one TaskGroup), so a crash in one stops the process
 and Kubernetes restarts the pod. The informer runs on every replica (standbys stay warm);
 only the leader runs the worker and the timers. Losing the lease cancels the worker at
 once and the process exits 1; SIGTERM stops claiming syncs, lets the one in flight finish
-within the grace period, releases the lease and exits 0.
+within the grace period, releases the lease and exits 0. The service is built by
+:func:`routectl.wiring.build_service`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import os
 import random
-import signal
-import socket
-import sys
-import uuid
-from collections.abc import Mapping
 
 from routectl.config import Settings
 from routectl.controller import Controller
-from routectl.informer import Informer, NodeStore
-from routectl.kube import KubeClient, parse_node
-from routectl.lease import ElectionSettings, LeaderElector, LeadershipLostError
-from routectl.logs import configure_logging
+from routectl.errors import LeadershipLostError
+from routectl.informer import Informer
+from routectl.lease import LeaderElector
 from routectl.metrics import Metrics
-from routectl.probes import ProbeServer
-from routectl.provider import (
-    CallPolicy,
-    RateLimitedProvider,
-    RouteProvider,
-    batch_capable,
-    load_factory,
-)
+from routectl.provider import RateLimitedProvider
 from routectl.queue import CoalescingQueue
-from routectl.reconcile import Plan, plan
 from routectl.worker import run_worker
 
 logger = logging.getLogger("routectl")
 
 EXIT_OK = 0
 EXIT_LOST_LEADERSHIP = 1
-UNLIMITED = 1e9
-
-
-def build_provider(settings: Settings, metrics: Metrics) -> RateLimitedProvider:
-    """Load the configured plugin and put it behind the rate limiter."""
-    factory = load_factory(settings.provider)
-    inner = factory(cluster_name=settings.cluster_name, options=dict(settings.provider_options))
-    return gate(inner, settings, metrics)
-
-
-def gate(inner: RouteProvider, settings: Settings, metrics: Metrics) -> RateLimitedProvider:
-    """Put ``inner`` behind the token bucket, concurrency limit, timeout and retries."""
-    unlimited = settings.cloud_qps <= 0
-    policy = CallPolicy(
-        qps=UNLIMITED if unlimited else settings.cloud_qps,
-        burst=int(UNLIMITED) if unlimited else settings.cloud_burst,
-        concurrency=settings.max_concurrent_route_operations,
-        timeout=settings.cloud_call_timeout,
-        max_attempts=settings.cloud_max_attempts,
-    )
-    return RateLimitedProvider(inner, policy=policy, observer=metrics)
-
-
-def default_identity() -> str:
-    """``<pod or host name>_<uuid>``, like client-go's recommended identity."""
-    return f"{os.environ.get('POD_NAME') or socket.gethostname()}_{uuid.uuid4()}"
 
 
 class Service:
@@ -77,41 +36,25 @@ class Service:
 
     def __init__(
         self,
-        settings: Settings,
         *,
-        kube: KubeClient,
-        provider: RouteProvider,
+        settings: Settings,
+        informer: Informer,
+        queue: CoalescingQueue,
+        controller: Controller,
+        elector: LeaderElector,
+        provider: RateLimitedProvider,
         metrics: Metrics,
-        identity: str,
+        rng: random.Random,
     ) -> None:
         self.settings = settings
-        self.kube = kube
+        self.informer = informer
+        self.store = informer.store
+        self.queue = queue
+        self.controller = controller
+        self.elector = elector
+        self.provider = provider
         self.metrics = metrics
-        self.store = NodeStore()
-        min_interval = settings.min_sync_interval
-        if settings.batch_writes and batch_capable(provider):
-            min_interval = max(min_interval, settings.batch_write_interval)
-        self.queue = CoalescingQueue(batch_window=settings.batch_window, min_interval=min_interval)
-        self.controller = Controller(
-            settings=settings, store=self.store, provider=provider, kube=kube, metrics=metrics
-        )
-        self.informer = Informer(
-            kube=kube,
-            store=self.store,
-            on_change=lambda old, new: self.controller.observe(old, new, self.queue),
-            on_relist=lambda reason: metrics.relists.labels(reason=reason).inc(),
-        )
-        self.elector = LeaderElector(
-            kube=kube,
-            settings=ElectionSettings(
-                namespace=settings.leader_elect_resource_namespace,
-                name=settings.leader_elect_resource_name,
-                identity=identity,
-                lease_duration=settings.leader_elect_lease_duration,
-                renew_deadline=settings.leader_elect_renew_deadline,
-                retry_period=settings.leader_elect_retry_period,
-            ),
-        )
+        self._rng = rng
         self.leading = False
         self.worker_alive = False
         self.worker_stopped = asyncio.Event()
@@ -176,7 +119,13 @@ class Service:
         self.worker_alive = True
         self.worker_stopped.clear()
         try:
-            await run_worker(self.controller, self.queue)
+            await run_worker(
+                queue=self.queue,
+                sync=self.controller.sync,
+                settings=self.settings,
+                metrics=self.metrics,
+                rng=self._rng,
+            )
         finally:
             self.worker_alive = False
             self.worker_stopped.set()
@@ -192,9 +141,8 @@ class Service:
                 ticks += 1
                 await asyncio.sleep(max(0.0, start + ticks * period - loop.time()))
                 self.queue.request(trigger="periodic", fresh_listing=True)
-        jitter = random.Random()  # noqa: S311 -- jitter, not cryptography
         while True:
-            await asyncio.sleep(self.settings.route_resync_period * jitter.uniform(1.0, 1.25))
+            await asyncio.sleep(self.settings.route_resync_period * self._rng.uniform(1.0, 1.25))
             self.queue.request(trigger="periodic", fresh_listing=True)
 
     async def _shutdown(self, leader: asyncio.Task[None]) -> None:
@@ -210,104 +158,3 @@ class Service:
         with contextlib.suppress(asyncio.CancelledError):
             await leader
         await self.elector.release()
-
-
-async def run(settings: Settings) -> int:
-    """``routectl run``: serve until stopped; the exit code says how it ended."""
-    configure_logging(fmt=settings.log_format, verbosity=settings.verbosity)
-    metrics = Metrics.create()
-    async with contextlib.AsyncExitStack() as stack:
-        provider = build_provider(settings, metrics)  # bad provider or options: fail before I/O
-        stack.push_async_callback(provider.aclose)
-        kube = await KubeClient.connect(kubeconfig=settings.kubeconfig)
-        stack.push_async_callback(kube.aclose)
-        service = Service(
-            settings, kube=kube, provider=provider, metrics=metrics, identity=default_identity()
-        )
-        probes = ProbeServer(registry=metrics.registry, ready=service.ready)
-        stack.push_async_callback(probes.aclose)
-        await probes.start(settings.metrics_bind_address)
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, service.stopping.set)
-            stack.callback(loop.remove_signal_handler, signum)
-        return await service.run()
-    raise AssertionError("unreachable")  # pragma: no cover -- the stack does not swallow
-
-
-async def plan_once(settings: Settings, *, output: str) -> int:
-    """``routectl plan``: read Nodes and routes, print the plan, change nothing."""
-    provider = build_provider(settings, Metrics.create())
-    try:
-        kube = await KubeClient.connect(kubeconfig=settings.kubeconfig)
-    except BaseException:
-        await provider.aclose()
-        raise
-    try:
-        listing = await kube.list_nodes()
-        nodes = [parse_node(item) for item in listing.items]
-        routes = await provider.list_routes()
-    finally:
-        await provider.aclose()
-        await kube.aclose()
-    result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.cluster_cidrs)
-    if output == "json":
-        json.dump(plan_as_json(result), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(plan_as_table(result))
-    return EXIT_OK
-
-
-def plan_as_json(result: Plan) -> Mapping[str, object]:
-    """The plan as plain JSON values (``routectl plan -o json``)."""
-    return {
-        "creates": [
-            {
-                "node": c.route.target_node,
-                "cidr": c.route.destination_cidr,
-                "name_hint": c.name_hint,
-                "after_deleting": [r.name or r.destination_cidr for r in c.replaces],
-            }
-            for c in result.creates
-        ],
-        "deletes": [
-            {
-                "name": r.name,
-                "node": r.target_node,
-                "cidr": r.destination_cidr,
-                "blackhole": r.blackhole,
-            }
-            for r in result.deletes
-        ],
-        "problems": [
-            {"node": p.node, "reason": p.reason, "message": p.message} for p in result.problems
-        ],
-        "owned_routes": result.owned_routes,
-    }
-
-
-def plan_as_table(result: Plan) -> str:
-    """The plan as a text table (``routectl plan``)."""
-    rows = [("action", "node", "CIDR", "route name", "note")]
-    rows += [
-        ("delete", r.target_node or "-", r.destination_cidr, r.name, "blackhole" * r.blackhole)
-        for r in result.deletes
-    ]
-    replaced = "after deleting the route it replaces"
-    rows += [
-        ("create", c.route.target_node, c.route.destination_cidr, "", replaced * bool(c.replaces))
-        for c in result.creates
-    ]
-    rows += [
-        ("problem", p.node or "-", "", "", f"{p.reason}: {p.message}") for p in result.problems
-    ]
-    if result.empty and not result.problems:
-        rows.append(("-", "", "", "", "the cloud matches the cluster"))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    title = f"routectl plan: {len(result.creates)} to create, {len(result.deletes)} to delete"
-    lines = [
-        title,
-        *("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows),
-    ]
-    return "\n".join(lines) + "\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from routectl.errors import (
@@ -121,7 +123,9 @@ async def test_a_batch_is_one_write_with_per_route_results() -> None:
 async def test_rate_limited_provider_passes_batches_through_one_token() -> None:
     """The gate forwards the capability and spends one token per batch."""
     cloud = FakeCloud(CloudSettings(whole_table=True))
-    gated = RateLimitedProvider(cloud.provider("c"), policy=CallPolicy(qps=1.0, burst=1))
+    gated = RateLimitedProvider(
+        cloud.provider("c"), policy=CallPolicy(qps=1.0, burst=1), rng=random.Random(1)
+    )
     assert gated.supports_batch
     creates = [
         (Route(target_node=f"n{i}", destination_cidr=f"10.0.{i}.0/24"), "h") for i in range(50)
@@ -129,4 +133,6 @@ async def test_rate_limited_provider_passes_batches_through_one_token() -> None:
     await gated.apply_routes(deletes=[], creates=creates)
     assert gated.statistics().count("batch", "ok") == 1
     assert len(cloud.routes("c")) == 50
-    assert not RateLimitedProvider(FakeCloud().provider("c"), policy=CallPolicy()).supports_batch
+    assert not RateLimitedProvider(
+        FakeCloud().provider("c"), policy=CallPolicy(), rng=random.Random(1)
+    ).supports_batch

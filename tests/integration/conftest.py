@@ -18,6 +18,7 @@ from routectl.metrics import Metrics
 from routectl.provider import CallPolicy, RateLimitedProvider
 from routectl.service import Service
 from routectl.testing import CloudSettings, FakeCloud
+from routectl.wiring import Sources, build_service
 from routectl_sim.apiserver import FakeApiServer
 
 CLUSTER = "kubernetes"
@@ -96,21 +97,28 @@ class Cluster:
         config = settings(kubeconfig=str(self.kubeconfig), **overrides)
         kube = await KubeClient.connect(kubeconfig=config.kubeconfig)
         metrics = Metrics.create()
-        provider = RateLimitedProvider(
-            self.cloud.provider(CLUSTER),
-            policy=CallPolicy(
-                qps=config.cloud_qps,
-                burst=config.cloud_burst,
-                timeout=config.cloud_call_timeout,
-                backoff_base=0.5,
-                backoff_cap=2.0,
-                max_attempts=2,
-            ),
-            observer=metrics,
+        policy = CallPolicy(
+            qps=config.cloud_qps,
+            burst=config.cloud_burst,
+            timeout=config.cloud_call_timeout,
+            backoff_base=0.5,
+            backoff_cap=2.0,
+            max_attempts=2,
         )
-        service = Service(config, kube=kube, provider=provider, metrics=metrics, identity=identity)
+        service = build_service(
+            config,
+            kube=kube,
+            provider=self.cloud.provider(CLUSTER),
+            metrics=metrics,
+            identity=identity,
+            sources=Sources.system(),
+            policy=policy,
+        )
         running = Running(
-            service=service, task=asyncio.create_task(service.run()), provider=provider, kube=kube
+            service=service,
+            task=asyncio.create_task(service.run()),
+            provider=service.provider,
+            kube=kube,
         )
         self.running.append(running)
         return running

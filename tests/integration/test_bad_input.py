@@ -524,7 +524,7 @@ async def close_what_was_left_open(exc: BaseException) -> None:
 
 async def test_unbindable_metrics_address_is_a_one_line_start_up_error(cluster: Cluster) -> None:
     """A --metrics-bind-address already in use is refused as a ConfigError naming the flag."""
-    from routectl.service import run  # noqa: PLC0415 -- the function under test
+    from routectl.app import run  # noqa: PLC0415 -- the function under test
 
     root = logging.getLogger()
     saved = (root.handlers[:], root.level)

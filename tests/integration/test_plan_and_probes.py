@@ -8,9 +8,9 @@ import json
 import aiohttp
 import pytest
 
+from routectl.app import plan_once
 from routectl.metrics import Metrics
 from routectl.probes import ProbeServer
-from routectl.service import plan_once
 from tests.integration.conftest import Cluster, node_object, settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.looptime]

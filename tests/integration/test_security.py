@@ -27,9 +27,9 @@ from routectl.kube import KubeClient
 from routectl.metrics import Metrics
 from routectl.model import Route
 from routectl.probes import ProbeServer
-from routectl.service import Service, build_provider
 from routectl.testing import FakeCloud
 from routectl.testing.cloud import Fault
+from routectl.wiring import Sources, build_service, load_provider
 from routectl_sim.apiserver import FakeApiServer
 from tests.integration.conftest import Cluster, Running, eventually, node_object, settings
 
@@ -198,13 +198,19 @@ async def test_cloud_token_never_leaks_through_a_real_provider(
             leader_elect=True,
         )
         metrics = Metrics.create()
-        provider = build_provider(config, metrics)
         kube = await KubeClient.connect(kubeconfig=config.kubeconfig)
-        service = Service(config, kube=kube, provider=provider, metrics=metrics, identity="a")
+        service = build_service(
+            config,
+            kube=kube,
+            provider=load_provider(config),
+            metrics=metrics,
+            identity="a",
+            sources=Sources.system(),
+        )
         running = Running(
             service=service,
             task=asyncio.create_task(service.run()),
-            provider=provider,
+            provider=service.provider,
             kube=kube,
         )
         secured.running.append(running)
@@ -220,6 +226,7 @@ async def test_cloud_token_never_leaks_through_a_real_provider(
         texts.append(prometheus_client.generate_latest(metrics.registry).decode())
         texts += [json.dumps(event) for event in server.events()]
         stale = Route(target_node="n1", destination_cidr="10.244.1.0/24")
+        provider = service.provider
         for call in (provider.list_routes(), provider.delete_route(stale)):
             try:
                 await call

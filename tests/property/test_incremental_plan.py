@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from routectl.cidr import canonical
 from routectl.model import NodeAddress, NodeView, Route
-from routectl.reconcile import RouteIndex, plan, scope
+from routectl.reconcile import plan
+from routectl.scope import RouteIndex, scope
 from tests.property.test_plan_properties import apply
 
 CLUSTER = (ip_network("10.244.0.0/16"), ip_network("fd00:10:244::/56"))

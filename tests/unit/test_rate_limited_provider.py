@@ -6,6 +6,7 @@ Time is the event loop's (looptime); budgets are checked on the simulated cloud'
 from __future__ import annotations
 
 import asyncio
+import random
 
 import pytest
 
@@ -28,7 +29,9 @@ def route(i: int) -> Route:
 
 def gate(cloud: FakeCloud, **policy) -> RateLimitedProvider:
     defaults = {"qps": 2.0, "burst": 5, "backoff_base": 1.0, "backoff_cap": 8.0}
-    return RateLimitedProvider(cloud.provider("c"), policy=CallPolicy(**(defaults | policy)))
+    return RateLimitedProvider(
+        cloud.provider("c"), policy=CallPolicy(**(defaults | policy)), rng=random.Random(1)
+    )
 
 
 def max_calls_in_window(times: list[float], window: float) -> int:
@@ -168,7 +171,9 @@ async def test_concurrency_is_bounded() -> None:
 async def test_invalid_policy_is_refused() -> None:
     """A zero rate or concurrency is a configuration error, not a hang."""
     with pytest.raises(ValueError, match="qps"):
-        RateLimitedProvider(FakeCloud().provider("c"), policy=CallPolicy(qps=0))
+        RateLimitedProvider(
+            FakeCloud().provider("c"), policy=CallPolicy(qps=0), rng=random.Random(1)
+        )
 
 
 @pytest.mark.timeout(30)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import random
 from collections.abc import Collection, Sequence
 
 from routectl.config import Settings
@@ -20,8 +21,9 @@ from routectl.kube import KubeClient
 from routectl.metrics import Metrics
 from routectl.model import Route
 from routectl.provider import BatchResult
-from routectl.service import EXIT_LOST_LEADERSHIP, EXIT_OK, Service, gate
+from routectl.service import EXIT_LOST_LEADERSHIP, EXIT_OK, Service
 from routectl.testing import FakeCloud, FakeProvider
+from routectl.wiring import Sources, build_service
 from routectl_sim.measure import COMPONENT
 
 RESTART_DELAY = 10.0
@@ -110,9 +112,13 @@ class Pool:
             kube = await KubeClient.connect(kubeconfig=self.settings.kubeconfig)
             metrics = Metrics.create()
             inner = _Fenced(self.cloud.provider(self.settings.cluster_name), self, identity)
-            provider = gate(inner, self.settings, metrics)
-            service = Service(
-                self.settings, kube=kube, provider=provider, metrics=metrics, identity=identity
+            service = build_service(
+                self.settings,
+                kube=kube,
+                provider=inner,
+                metrics=metrics,
+                identity=identity,
+                sources=_sources(identity),
             )
             task = asyncio.create_task(service.run())
         finally:
@@ -162,3 +168,8 @@ class Pool:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.gather(replica.task, return_exceptions=True)
             await self._retire(replica)
+
+
+def _sources(identity: str) -> Sources:
+    """A replica's randomness, seeded by its name so a run can be repeated."""
+    return dataclasses.replace(Sources.system(), rng=random.Random(identity))  # noqa: S311

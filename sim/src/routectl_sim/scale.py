@@ -26,8 +26,8 @@ from pathlib import Path
 
 from routectl.kube import KubeClient
 from routectl.metrics import Metrics
-from routectl.service import Service, gate
 from routectl.testing import FakeCloud
+from routectl.wiring import Sources, build_service
 from routectl_sim.apiserver import FakeApiServer
 from routectl_sim.measure import COMPONENT, MeteredLoop, Recorder, rss_bytes
 from routectl_sim.profiles import profile_settings
@@ -76,12 +76,13 @@ async def measure(nodes: int) -> dict[str, float]:
             try:
                 kube = await KubeClient.connect(kubeconfig=str(kubeconfig))
                 metrics = Metrics.create()
-                service = Service(
+                service = build_service(
                     settings,
                     kube=kube,
-                    provider=gate(cloud.provider(CLUSTER), settings, metrics),
+                    provider=cloud.provider(CLUSTER),
                     metrics=metrics,
                     identity="scale",
+                    sources=Sources.system(),
                 )
                 started = time.perf_counter()
                 running = asyncio.create_task(service.run())
@@ -95,7 +96,8 @@ async def measure(nodes: int) -> dict[str, float]:
             sim.assign(f"node-{nodes:05d}")
             await _wait(lambda: len(cloud.routes(CLUSTER)) > nodes)
             await _wait(lambda: service.controller.syncs >= 1 + 1)  # the change's own sync
-            last_full = service.controller.last_plan_full
+            last = service.controller.last
+            last_full = last is not None and last.full
             service.stopping.set()
             await running
             await kube.aclose()

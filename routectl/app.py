@@ -1,0 +1,83 @@
+"""``routectl run`` and ``routectl plan``: connect to the cloud and the API server, then serve
+or preview. A bad provider or option fails before any I/O; the exit code says how it ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+import uuid
+
+from routectl.config import Settings
+from routectl.kube import KubeClient, parse_node
+from routectl.logs import configure_logging
+from routectl.metrics import Metrics
+from routectl.preview import plan_as_json, plan_as_table
+from routectl.probes import ProbeServer
+from routectl.reconcile import plan
+from routectl.service import EXIT_OK
+from routectl.wiring import Sources, build_service, gate, load_provider
+
+
+def default_identity() -> str:
+    """``<pod or host name>_<uuid>``, like client-go's recommended identity."""
+    return f"{os.environ.get('POD_NAME') or socket.gethostname()}_{uuid.uuid4()}"
+
+
+async def run(settings: Settings) -> int:
+    """``routectl run``: serve until stopped; the exit code says how it ended."""
+    configure_logging(fmt=settings.log_format, verbosity=settings.verbosity)
+    metrics, sources = Metrics.create(), Sources.system()
+    async with contextlib.AsyncExitStack() as stack:
+        provider = load_provider(settings)  # bad provider or options: fail before I/O
+        stack.push_async_callback(provider.aclose)
+        kube = await KubeClient.connect(kubeconfig=settings.kubeconfig)
+        stack.push_async_callback(kube.aclose)
+        service = build_service(
+            settings,
+            kube=kube,
+            provider=provider,
+            metrics=metrics,
+            identity=default_identity(),
+            sources=sources,
+        )
+        probes = ProbeServer(registry=metrics.registry, ready=service.ready)
+        stack.push_async_callback(probes.aclose)
+        await probes.start(settings.metrics_bind_address)
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, service.stopping.set)
+            stack.callback(loop.remove_signal_handler, signum)
+        return await service.run()
+    raise AssertionError("unreachable")  # pragma: no cover -- the stack does not swallow
+
+
+async def plan_once(settings: Settings, *, output: str) -> int:
+    """``routectl plan``: read Nodes and routes, print the plan, change nothing."""
+    provider = gate(
+        load_provider(settings), settings, metrics=Metrics.create(), sources=Sources.system()
+    )
+    try:
+        kube = await KubeClient.connect(kubeconfig=settings.kubeconfig)
+    except BaseException:
+        await provider.aclose()
+        raise
+    try:
+        listing = await kube.list_nodes()
+        nodes = [parse_node(item) for item in listing.items]
+        routes = await provider.list_routes()
+    finally:
+        await provider.aclose()
+        await kube.aclose()
+    result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.cluster_cidrs)
+    if output == "json":
+        json.dump(plan_as_json(result), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(plan_as_table(result))
+    return EXIT_OK

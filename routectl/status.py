@@ -1,0 +1,137 @@
+"""What a sync tells Kubernetes: NetworkUnavailable conditions, Events, problems.
+
+* :meth:`NodeStatus.write_conditions` patches ``nodes/<name>/status`` only where
+  :func:`~routectl.reconcile.desired_condition` says so (status or reason differ), at most
+  once per Node per call, concurrently; a Node that is gone (404) needs nothing. It returns
+  the writes that failed, so the sync can fail and be retried.
+* :meth:`NodeStatus.create_failed` logs and records upstream's ``FailedToCreateRoute``
+  Warning on the Node.
+* :meth:`NodeStatus.report_problems` logs, counts and records each input problem once,
+  when it first appears (a scoped plan forgets none of those it cannot see).
+* An Event that cannot be written is logged, never fatal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, Protocol
+
+from routectl.errors import KubeError, ProviderError
+from routectl.kube import condition_patch, go_duration, lease_event, node_event
+from routectl.model import NodeView
+from routectl.reconcile import Plan, RouteCreate, desired_condition, routes_created
+
+logger = logging.getLogger("routectl.controller")
+HTTP_NOT_FOUND = 404
+
+
+class KubeWriter(Protocol):
+    """The API writes a sync makes."""
+
+    async def patch_node_status(self, name: str, patch: dict[str, Any]) -> None: ...
+
+    async def create_event(self, event: dict[str, Any]) -> None: ...
+
+
+class Nodes(Protocol):
+    """The Nodes as last seen (the informer's store)."""
+
+    def get(self, name: str) -> NodeView | None: ...
+
+
+class NodeStatus:
+    """Writes conditions and Events about the Nodes in ``nodes`` (the informer's store)."""
+
+    def __init__(
+        self,
+        *,
+        kube: KubeWriter,
+        nodes: Nodes,
+        lease: tuple[str, str],
+        wall_clock: Callable[[], datetime.datetime],
+        count_problem: Callable[[str], None],
+    ) -> None:
+        self._kube = kube
+        self._nodes = nodes
+        self._lease = lease
+        self._now = wall_clock
+        self._count_problem = count_problem
+        self._problems: frozenset[tuple[str, str, str]] = frozenset()
+
+    async def write_conditions(
+        self, nodes: Sequence[NodeView], plan: Plan, failed: Collection[RouteCreate]
+    ) -> list[KubeError]:
+        """Write NetworkUnavailable where it must change; return the writes that failed."""
+        writes = []
+        for name, created in routes_created(nodes=nodes, plan=plan, failed=failed).items():
+            current = self._nodes.get(name)
+            if current is None:
+                continue
+            condition = desired_condition(current.network_unavailable, routes_created=created)
+            if condition is not None:
+                logger.info(
+                    "Patching node status %s with %s previous condition was:%s",
+                    name,
+                    created,
+                    current.network_unavailable,
+                )
+                writes.append(self._patch(name, condition_patch(condition, now=self._now())))
+        results = await asyncio.gather(*writes)
+        return [error for error in results if error is not None]
+
+    async def _patch(self, name: str, patch: dict[str, Any]) -> KubeError | None:
+        try:
+            await self._kube.patch_node_status(name, patch)
+        except KubeError as exc:
+            if exc.status == HTTP_NOT_FOUND:  # the Node is gone; nothing to mark
+                return None
+            logger.error("Error updating node %s: %s", name, exc)  # noqa: TRY400
+            return exc
+        return None
+
+    async def create_failed(self, c: RouteCreate, exc: ProviderError, elapsed: float) -> None:
+        """Log and record upstream's FailedToCreateRoute Warning on the route's Node."""
+        message = (
+            f"Could not create route {c.name_hint} {c.route.destination_cidr} for node "
+            f"{c.route.target_node} after {go_duration(elapsed)}: {exc}"
+        )
+        logger.error(message)
+        node = self._nodes.get(c.route.target_node)
+        if node is not None:
+            await self.node_event(node, reason="FailedToCreateRoute", message=message)
+
+    async def report_problems(self, plan: Plan, nodes: Sequence[NodeView], *, full: bool) -> None:
+        """Log, count and record each of the plan's problems once, when it first appears."""
+        current = frozenset((p.node, p.reason, p.message) for p in plan.problems)
+        if not full:  # a scoped plan sees only some problems; forget none of the others
+            current |= self._problems
+        by_name = {node.name: node for node in nodes}
+        for node_name, reason, message in sorted(current - self._problems):
+            self._count_problem(reason)
+            logger.warning("%s: %s", reason, message)
+            if node_name in by_name:
+                await self.node_event(by_name[node_name], reason=reason, message=message)
+        self._problems = current
+
+    async def node_event(self, node: NodeView, *, reason: str, message: str) -> None:
+        """Record a Warning Event about ``node``."""
+        await self._record(
+            node_event(
+                node=node, reason=reason, message=message, event_type="Warning", now=self._now()
+            )
+        )
+
+    async def controller_event(self, *, reason: str, message: str) -> None:
+        """Record a Warning Event about routectl itself, on its Lease."""
+        await self._record(
+            lease_event(self._lease, reason=reason, message=message, now=self._now())
+        )
+
+    async def _record(self, body: dict[str, Any]) -> None:
+        try:
+            await self._kube.create_event(body)
+        except KubeError as exc:
+            logger.warning("Could not record event %s: %s", body["reason"], exc)

@@ -1,0 +1,174 @@
+"""The one place a routectl service is put together.
+
+:func:`build_service` wires a provider, a Kubernetes client and settings into a
+:class:`~routectl.service.Service`: the provider behind the rate limiter, the Node store
+and informer feeding the change tracker and the queue, the sync's pieces, the controller,
+the worker's lease. ``routectl run``, the integration tests and the simulator all build
+through it, so what they run is what ships. :class:`Sources` carries the process's
+randomness and wall clock, created once and handed to whatever needs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import random
+from collections.abc import Callable
+
+from routectl.changes import Changes
+from routectl.config import Settings
+from routectl.controller import Controller
+from routectl.informer import Informer, NodeHandler, NodeStore
+from routectl.kube import KubeClient
+from routectl.lease import ElectionSettings, LeaderElector
+from routectl.listing import ListingCache
+from routectl.metrics import Metrics
+from routectl.model import NodeView
+from routectl.provider import (
+    CallPolicy,
+    RateLimitedProvider,
+    RouteProvider,
+    batch_capable,
+    load_factory,
+)
+from routectl.queue import CoalescingQueue
+from routectl.reconcile import needs_sync
+from routectl.service import Service
+from routectl.status import NodeStatus
+
+UNLIMITED = 1e9
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Sources:
+    """Randomness (jitter) and the wall clock (timestamps the API server stores)."""
+
+    rng: random.Random
+    wall_clock: Callable[[], datetime.datetime]
+
+    @classmethod
+    def system(cls) -> Sources:
+        """The real ones: an unseeded generator and the system's UTC clock."""
+        return cls(
+            rng=random.Random(),  # noqa: S311 -- jitter, not cryptography
+            wall_clock=lambda: datetime.datetime.now(datetime.UTC),
+        )
+
+
+def load_provider(settings: Settings) -> RouteProvider:
+    """Load the configured plugin and build it (bad name or options: ConfigError, no I/O)."""
+    factory = load_factory(settings.provider)
+    return factory(cluster_name=settings.cluster_name, options=dict(settings.provider_options))
+
+
+def call_policy(settings: Settings) -> CallPolicy:
+    """How every cloud call is paced, bounded and retried (``--cloud-qps 0``: unlimited)."""
+    unlimited = settings.cloud_qps <= 0
+    return CallPolicy(
+        qps=UNLIMITED if unlimited else settings.cloud_qps,
+        burst=int(UNLIMITED) if unlimited else settings.cloud_burst,
+        concurrency=settings.max_concurrent_route_operations,
+        timeout=settings.cloud_call_timeout,
+        max_attempts=settings.cloud_max_attempts,
+    )
+
+
+def gate(
+    provider: RouteProvider,
+    settings: Settings,
+    *,
+    metrics: Metrics,
+    sources: Sources,
+    policy: CallPolicy | None = None,
+) -> RateLimitedProvider:
+    """Put ``provider`` behind the token bucket, concurrency limit, timeout and retries."""
+    return RateLimitedProvider(
+        provider, policy=policy or call_policy(settings), observer=metrics, rng=sources.rng
+    )
+
+
+def build_service(
+    settings: Settings,
+    *,
+    kube: KubeClient,
+    provider: RouteProvider,
+    metrics: Metrics,
+    identity: str,
+    sources: Sources,
+    policy: CallPolicy | None = None,
+) -> Service:
+    """A service for ``settings`` over ``kube`` and ``provider`` (gated here)."""
+    gated = gate(provider, settings, metrics=metrics, sources=sources, policy=policy)
+    store, changes = NodeStore(), Changes()
+    min_interval = settings.min_sync_interval
+    if settings.batch_writes and batch_capable(gated):
+        min_interval = max(min_interval, settings.batch_write_interval)
+    queue = CoalescingQueue(batch_window=settings.batch_window, min_interval=min_interval)
+    lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
+    controller = Controller(
+        settings=settings,
+        store=store,
+        changes=changes,
+        listing=ListingCache(
+            provider=gated,
+            cluster_cidrs=settings.cluster_cidrs,
+            max_age=settings.listing_max_age,
+            clock=_loop_time,
+        ),
+        provider=gated,
+        status=NodeStatus(
+            kube=kube,
+            nodes=store,
+            lease=lease,
+            wall_clock=sources.wall_clock,
+            count_problem=lambda reason: metrics.problems.labels(reason=reason).inc(),
+        ),
+        metrics=metrics,
+        clock=_loop_time,
+    )
+    informer = Informer(
+        kube=kube,
+        store=store,
+        on_change=_feed(changes, queue, watch_mode=settings.watch_mode),
+        on_relist=lambda reason: metrics.relists.labels(reason=reason).inc(),
+        rng=sources.rng,
+    )
+    elector = LeaderElector(
+        kube=kube,
+        settings=ElectionSettings(
+            namespace=lease[0],
+            name=lease[1],
+            identity=identity,
+            lease_duration=settings.leader_elect_lease_duration,
+            renew_deadline=settings.leader_elect_renew_deadline,
+            retry_period=settings.leader_elect_retry_period,
+        ),
+        rng=sources.rng,
+        wall_clock=sources.wall_clock,
+    )
+    return Service(
+        settings=settings,
+        informer=informer,
+        queue=queue,
+        controller=controller,
+        elector=elector,
+        provider=gated,
+        metrics=metrics,
+        rng=sources.rng,
+    )
+
+
+def _feed(changes: Changes, queue: CoalescingQueue, *, watch_mode: bool) -> NodeHandler:
+    """The informer's callback: note every change, request a sync for those that matter."""
+
+    def feed(old: NodeView | None, new: NodeView | None) -> None:
+        changes.note(old, new, now=_loop_time())
+        if watch_mode and needs_sync(old, new):
+            queue.request(trigger="node_change")
+
+    return feed
+
+
+def _loop_time() -> float:
+    return asyncio.get_running_loop().time()

@@ -1,0 +1,112 @@
+"""Applying a plan: per route (deletes before the creates that replace them) and batched."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from routectl.apply import apply_batch, apply_routes
+from routectl.errors import ProviderError, ProviderTerminalError
+from routectl.model import Route
+from routectl.reconcile import Plan, RouteCreate
+from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
+
+pytestmark = pytest.mark.looptime
+
+
+def route(node: str, cidr: str) -> Route:
+    return Route(target_node=node, destination_cidr=cidr)
+
+
+def create(node: str, cidr: str, *replaces: Route) -> RouteCreate:
+    return RouteCreate(route=route(node, cidr), name_hint=f"uid-{node}", replaces=replaces)
+
+
+class Failures:
+    """Collects what on_create_failed is told."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    async def __call__(self, c: RouteCreate, error: ProviderError, elapsed: float) -> None:
+        self.seen.append((c.route.target_node, type(error).__name__))
+
+
+async def test_everything_runs_concurrently() -> None:
+    """Independent deletes and creates overlap: the whole plan takes about one write."""
+    cloud = FakeCloud(CloudSettings(write_latency=1.0))
+    for i in range(5):
+        cloud.add_route("c", route(f"old{i}", f"10.244.{i}.0/24"))
+    stale = tuple(cloud.listing("c"))
+    plan = Plan(
+        deletes=stale, creates=tuple(create(f"n{i}", f"10.244.{50 + i}.0/24") for i in range(5))
+    )
+    applied = await apply_routes(plan, provider=cloud.provider("c"), on_create_failed=Failures())
+    assert len(applied.created) == 5
+    assert len(applied.deleted) == 5
+    assert applied.changed
+    assert cloud.max_in_flight == 10
+
+
+async def test_a_replacing_create_waits_for_its_delete_and_skips_if_it_failed() -> None:
+    """A create whose delete failed is not attempted; the error is counted once."""
+    cloud = FakeCloud()
+    cloud.add_route("c", route("old", "10.244.1.0/24"))
+    (stale,) = cloud.listing("c")
+    cloud.fail_next("delete", Fault(error=ProviderError("boom")))
+    failures = Failures()
+    plan = Plan(deletes=(stale,), creates=(create("new", "10.244.1.0/24", stale),))
+    applied = await apply_routes(plan, provider=cloud.provider("c"), on_create_failed=failures)
+    assert cloud.count("create") == 0
+    assert [c.route.target_node for c, _ in applied.failed] == ["new"]
+    assert [str(e) for e in applied.errors] == ["boom"]
+    assert failures.seen == []  # no create was attempted, so no FailedToCreateRoute
+
+
+class SlowFor(FakeProvider):
+    """A fake provider whose creates for one node take 30 s longer."""
+
+    def __init__(self, cloud: FakeCloud, node: str) -> None:
+        super().__init__(cluster_name="c", options={}, cloud=cloud)
+        self.node = node
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """Wait first if the route is for the slow node."""
+        if route.target_node == self.node:
+            await asyncio.sleep(30)
+        await super().create_route(route, name_hint=name_hint)
+
+
+async def test_a_failed_create_is_reported_as_soon_as_known() -> None:
+    """on_create_failed hears of a failed create while slower creates still run."""
+    cloud = FakeCloud(CloudSettings(write_latency=1.0))
+    cloud.fail_next("create", Fault(error=ProviderTerminalError("quota")))
+    failures = Failures()
+    task = asyncio.create_task(
+        apply_routes(
+            Plan(creates=(create("fails", "10.244.1.0/24"), create("slow", "10.244.2.0/24"))),
+            provider=SlowFor(cloud, "slow"),
+            on_create_failed=failures,
+        )
+    )
+    await asyncio.sleep(5)
+    assert failures.seen == [("fails", "ProviderTerminalError")]
+    applied = await task
+    assert [c.route.target_node for c in applied.created] == ["slow"]
+
+
+async def test_batch_reports_each_failed_route() -> None:
+    """A batched write reports per route; a whole failed call fails every route of it."""
+    cloud = FakeCloud(CloudSettings(whole_table=True, route_quota=1))
+    provider = cloud.provider("c")
+    failures = Failures()
+    plan = Plan(creates=(create("a", "10.244.1.0/24"), create("b", "10.244.2.0/24")))
+    applied = await apply_batch(plan, provider=provider, on_create_failed=failures)
+    assert [c.route.target_node for c in applied.created] == ["a"]
+    assert failures.seen == [("b", "ProviderTerminalError")]
+    cloud.fail_next("create", Fault(error=ProviderError("down")))  # a batch with creates
+    again = Plan(creates=(create("c", "10.244.3.0/24"),), deletes=tuple(cloud.listing("c")))
+    applied = await apply_batch(again, provider=provider, on_create_failed=failures)
+    assert not applied.changed
+    assert len(applied.errors) == 2

@@ -1,0 +1,143 @@
+"""The controller's orchestration, with the fake provider and a recording Kubernetes writer."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+from ipaddress import ip_network
+from typing import Any
+
+import pytest
+
+from routectl.changes import Changes
+from routectl.config import Settings
+from routectl.controller import Controller
+from routectl.errors import ProviderTerminalError, SyncFailedError
+from routectl.informer import NodeStore
+from routectl.listing import ListingCache
+from routectl.metrics import Metrics
+from routectl.model import NodeView, Route
+from routectl.queue import Batch
+from routectl.status import NodeStatus
+from routectl.testing import FakeCloud, Fault
+from tests.fakes import RecordingKube
+
+pytestmark = pytest.mark.looptime
+
+
+def node(name: str, *cidrs: str) -> NodeView:
+    return NodeView(name=name, uid=f"uid-{name}", pod_cidrs=cidrs, addresses=())
+
+
+@dataclasses.dataclass
+class Rig:
+    """A controller over a fake cloud, a recording API writer, and a Node store it feeds."""
+
+    cloud: FakeCloud
+    kube: RecordingKube
+    store: NodeStore
+    changes: Changes
+    metrics: Metrics
+    controller: Controller
+
+    def put(self, *nodes: NodeView) -> None:
+        for n in nodes:
+            self.changes.note(self.store.upsert(n), n, now=asyncio.get_running_loop().time())
+
+    def remove(self, name: str) -> None:
+        self.changes.note(self.store.remove(name), None, now=0)
+
+    def routes(self) -> set[tuple[str, str]]:
+        return {(r.target_node, r.destination_cidr) for r in self.cloud.routes("c")}
+
+
+def rig(cloud: FakeCloud | None = None, **overrides: Any) -> Rig:
+    cloud = cloud or FakeCloud()
+    settings = Settings(cluster_cidrs=(ip_network("10.244.0.0/16"),), provider="fake", **overrides)
+    kube, store, changes, metrics = RecordingKube(), NodeStore(), Changes(), Metrics.create()
+    clock = asyncio.get_running_loop().time
+    provider = cloud.provider("c")
+    controller = Controller(
+        settings=settings,
+        store=store,
+        changes=changes,
+        listing=ListingCache(
+            provider=provider, cluster_cidrs=settings.cluster_cidrs, max_age=300, clock=clock
+        ),
+        provider=provider,
+        status=NodeStatus(
+            kube=kube,
+            nodes=store,
+            lease=("kube-system", "routectl"),
+            wall_clock=lambda: datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
+            count_problem=lambda reason: None,
+        ),
+        metrics=metrics,
+        clock=clock,
+    )
+    return Rig(cloud, kube, store, changes, metrics, controller)
+
+
+def batch(*, fresh: bool = False) -> Batch:
+    return Batch(
+        triggers=frozenset({"node_change"}), requests=1, requested_at=0, fresh_listing=fresh
+    )
+
+
+async def test_first_sync_is_full_later_ones_plan_only_the_change() -> None:
+    """The first sync lists and plans everything; a change then costs no listing."""
+    r = rig()
+    r.put(node("a", "10.244.1.0/24"), node("b", "10.244.2.0/24"))
+    await r.controller.sync(batch(fresh=True))
+    assert r.routes() == {("a", "10.244.1.0/24"), ("b", "10.244.2.0/24")}
+    assert r.kube.conditions() == {"a": ("False", "RouteCreated"), "b": ("False", "RouteCreated")}
+    r.put(node("c", "10.244.3.0/24"))
+    await r.controller.sync(batch())
+    assert ("c", "10.244.3.0/24") in r.routes()
+    assert r.cloud.count("list") == 1
+    last = r.controller.last
+    assert last is not None
+    assert not last.full
+    assert [n.name for n in last.nodes] == ["c"]
+
+
+async def test_a_failed_sync_raises_a_group_and_gives_its_changes_back() -> None:
+    """Failed creates surface as a SyncFailedError; the next sync retries that Node."""
+    r = rig()
+    r.put(node("a", "10.244.1.0/24"))
+    r.cloud.fail_next("create", Fault(error=ProviderTerminalError("quota")))
+    with pytest.raises(SyncFailedError) as failed:
+        await r.controller.sync(batch(fresh=True))
+    assert [type(e) for e in failed.value.exceptions] == [ProviderTerminalError]
+    assert "1 cloud call(s) and 0 Node write(s) failed" in str(failed.value)
+    assert r.kube.conditions() == {"a": ("True", "NoRouteCreated")}
+    assert r.kube.reasons() == ["FailedToCreateRoute"]
+    await r.controller.sync(batch())
+    assert r.routes() == {("a", "10.244.1.0/24")}
+    assert r.kube.conditions() == {"a": ("False", "RouteCreated")}
+
+
+async def test_the_guard_withholds_mass_deletes_and_says_so_once() -> None:
+    """A sync deleting most owned routes deletes none: one Event, a metric per sync."""
+    cloud = FakeCloud()
+    for i in range(10):
+        cloud.add_route("c", Route(target_node=f"n{i}", destination_cidr=f"10.244.{i}.0/24"))
+    r = rig(cloud)
+    for _ in range(2):
+        await r.controller.sync(batch(fresh=True))
+    assert len(r.routes()) == 10
+    assert r.kube.reasons() == ["MassDeleteRefused"]
+    assert r.metrics.mass_delete_blocked._value.get() == 2
+
+
+async def test_deleting_a_route_we_made_lists_afresh_first() -> None:
+    """A route known only from our own create is deleted by the cloud's listed name."""
+    r = rig()
+    r.put(node("a", "10.244.1.0/24"))
+    await r.controller.sync(batch(fresh=True))
+    r.remove("a")
+    await r.controller.sync(batch())
+    assert r.routes() == set()
+    assert r.cloud.count("list") == 2
+    assert r.cloud.count("delete", "ok") == 1

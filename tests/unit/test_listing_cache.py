@@ -1,0 +1,80 @@
+"""ListingCache: one ListRoutes per max_age, kept current with our own writes."""
+
+from __future__ import annotations
+
+import asyncio
+from ipaddress import ip_network
+
+import pytest
+
+from routectl.listing import ListingCache
+from routectl.model import Route
+from routectl.reconcile import Plan
+from routectl.testing import FakeCloud
+
+pytestmark = pytest.mark.looptime
+CLUSTER_CIDRS = (ip_network("10.244.0.0/16"),)
+
+
+def route(node: str, cidr: str) -> Route:
+    return Route(target_node=node, destination_cidr=cidr)
+
+
+def cache(cloud: FakeCloud, max_age: float = 60.0) -> ListingCache:
+    return ListingCache(
+        provider=cloud.provider("c"),
+        cluster_cidrs=CLUSTER_CIDRS,
+        max_age=max_age,
+        clock=asyncio.get_running_loop().time,
+    )
+
+
+async def test_lists_once_until_too_old_or_asked_for_fresh() -> None:
+    """The first get lists; later ones reuse it until max_age passes or fresh is asked for."""
+    cloud = FakeCloud()
+    listing = cache(cloud)
+    assert (await listing.get(fresh=False)).fresh
+    assert not (await listing.get(fresh=False)).fresh
+    assert (await listing.get(fresh=True)).fresh
+    await asyncio.sleep(61)
+    assert (await listing.get(fresh=False)).fresh
+    assert cloud.count("list") == 3
+
+
+async def test_max_age_zero_lists_every_time() -> None:
+    """--route-listing-max-age=0 behaves like upstream: a ListRoutes per sync."""
+    cloud = FakeCloud()
+    listing = cache(cloud, max_age=0)
+    for _ in range(3):
+        assert (await listing.get(fresh=False)).fresh
+    assert cloud.count("list") == 3
+
+
+async def test_own_writes_update_routes_index_and_owned_count() -> None:
+    """Deleted routes leave the cache and index, created ones join; owned follows both."""
+    cloud = FakeCloud()
+    cloud.add_route("c", route("a", "10.244.1.0/24"))
+    cloud.add_route("c", route("vpn", "192.168.0.0/24"))  # not ours: never owned
+    listing = cache(cloud)
+    first = await listing.get(fresh=True)
+    assert listing.owned == 1
+    (mine,) = [r for r in first.routes if r.target_node == "a"]
+    listing.remember(deleted=[mine], created=[route("b", "10.244.2.0/24")])
+    again = await listing.get(fresh=False)
+    assert {(r.target_node, r.destination_cidr) for r in again.routes} == {
+        ("vpn", "192.168.0.0/24"),
+        ("b", "10.244.2.0/24"),
+    }
+    assert [r.target_node for r in again.index.related({"a", "b"}, ())] == ["b"]
+    assert listing.owned == 1
+
+
+async def test_a_route_we_made_must_be_listed_before_it_is_deleted() -> None:
+    """A plan deleting a route known only from our own create asks for a fresh listing."""
+    listing = cache(FakeCloud())
+    await listing.get(fresh=True)
+    listing.remember(deleted=[], created=[route("b", "10.244.2.0/24")])
+    (made,) = (await listing.get(fresh=False)).routes
+    assert listing.must_relist(Plan(deletes=(made,)))
+    await listing.get(fresh=True)
+    assert not listing.must_relist(Plan(deletes=(made,)))
