@@ -1,220 +1,270 @@
-"""Validation of configuration values, with upstream's exact error texts.
+"""What ``routectl run`` and ``routectl plan`` are told: every setting, declared once.
 
-Everything here is pure: values come in as strings (from flags, environment or chart
-values) and go out as typed values or a :class:`~routectl.errors.ConfigError` whose
-message is fit to print as the one line a bad start-up exits with.
+Each field of :class:`Settings` is an option (see :mod:`routectl.option`): its flag, syntax,
+default, help and the reason a value is valid sit on the field, and :data:`OPTIONS` reads
+them back. The command line (:mod:`routectl.flags`), the cloud call policy
+(:func:`routectl.provider.call_policy`) and the chart's tests are derived from that table.
+Flag names, syntax and error texts follow the cloud-controller-manager where it has them.
+
+Promises:
+
+* a Settings value is valid: each option passes its own check, then each rule across options
+  in :data:`RULES` holds; otherwise ConfigError, one line that names the flag;
+* defaults live here only.
+
+Pure: no I/O, no environment, no clock, no logging, no argparse.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from routectl.cidr import Network, parse_cidr
+from routectl.cidr import Network
 from routectl.errors import ConfigError
+from routectl.option import (
+    CLUSTER_CIDRS,
+    DURATION,
+    KEY_VALUES,
+    OPTIONAL_STRING,
+    PLAN,
+    RUN,
+    STRING,
+    Option,
+    Syntax,
+    above,
+    at_least,
+    host_port,
+    matches,
+    non_empty,
+    one_of,
+    option,
+    options_of,
+    settings_dataclass,
+    within,
+)
+from routectl.syntax import (
+    feature_gates,
+    format_bool,
+    parse_cluster_cidrs,
+    parse_duration,
+    parse_feature_gates,
+    parse_key_values,
+)
 
-MAX_CLUSTER_CIDRS = 2
-MAX_PORT = 65535
+__all__ = [  # the parsers are re-exported from routectl.syntax, where they live
+    "FEATURE_GATE_DEFAULTS", "OPTIONS", "RULES", "WATCH_GATE", "Settings", "default_of",
+    "leader_election_timings", "parse_cluster_cidrs", "parse_duration", "parse_feature_gates",
+    "parse_key_values",
+]  # fmt: skip
+
+WATCH_GATE = "CloudControllerManagerWatchBasedRoutesReconciliation"
+FEATURE_GATE_DEFAULTS = {WATCH_GATE: True}
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(
     r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 )
 
+WATCH_MODE_GATE = Syntax(
+    metavar="GATE=BOOL,...",
+    parse=lambda text: feature_gates(text, known=FEATURE_GATE_DEFAULTS)[WATCH_GATE],
+    show=lambda on: f"{WATCH_GATE}={format_bool(on)}",
+    late=True,
+)
+"""``--feature-gates``, of which routectl knows one gate: watch mode (on) or periodic."""
 
-def parse_cluster_cidrs(text: str) -> tuple[Network, ...]:
-    """Parse ``--cluster-cidr``: one CIDR, or one IPv4 and one IPv6, comma-separated.
-
-    Like upstream's ``processCIDRs``: each part is parsed sloppily and masked; an empty
-    value is an error; two CIDRs must be of different families; three or more are refused.
-    Unlike upstream, blanks around each part are tolerated.
-    """
-    cidrs = tuple(_parse_one(part.strip()) for part in text.strip().split(","))
-    families = {cidr.version for cidr in cidrs}
-    if len(cidrs) > 1 and families != {4, 6}:
-        # The missing closing parenthesis is upstream's; the text is kept as it is.
-        raise ConfigError(
-            f"len of ClusterCIDRs=={len(cidrs)} and they are not configured as dual stack "
-            "(at least one from each IPFamily"
-        )
-    if len(cidrs) > MAX_CLUSTER_CIDRS:
-        raise ConfigError(
-            f"length of clusterCIDRs is:{len(cidrs)} more than max allowed of {MAX_CLUSTER_CIDRS}"
-        )
-    return cidrs
+CLUSTER, CLOUD, SYNC = "cluster", "cloud", "synchronisation"
+ELECTION, SERVING = "leader election", "serving and logging"
+BOTH = (RUN, PLAN)
 
 
-def _parse_one(text: str) -> Network:
-    try:
-        return parse_cidr(text)
-    except ValueError as exc:
-        raise ConfigError(f'failed to parse cidr value:"{text}" with error:{exc}') from None
-
-
-def parse_key_values(pairs: list[str], *, flag: str) -> dict[str, str]:
-    """Turn repeated ``key=value`` flag values into a mapping; a malformed pair is an error."""
-    result: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"{flag}: expected key=value, got {pair!r}")
-        result[key.strip()] = value
-    return result
-
-
-def parse_feature_gates(text: str, *, known: dict[str, bool]) -> dict[str, bool]:
-    """Parse ``--feature-gates=A=true,B=false`` over the defaults ``known``.
-
-    Unknown gates are refused (the CCM refuses them too), so a typo cannot silently leave
-    routectl in the other mode.
-    """
-    gates = dict(known)
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        name, sep, value = part.partition("=")
-        name = name.strip()
-        if name not in known:
-            raise ConfigError(f"--feature-gates: unrecognized feature gate: {name}")
-        if not sep or value.strip().lower() not in {"true", "false"}:
-            raise ConfigError(f"--feature-gates: invalid value of {name}: {value!r}")
-        gates[name] = value.strip().lower() == "true"
-    return gates
-
-
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-
-
-def parse_duration(text: str) -> float:
-    """Parse a Go duration (``10s``, ``1m30s``, ``500ms``, ``1.5h``; ``0``) into seconds."""
-    stripped = text.strip()
-    if stripped in {"0", "+0"}:
-        return 0.0
-    position, total = 0, 0.0
-    for match in _DURATION_PART.finditer(stripped):
-        if match.start() != position:
-            break
-        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-        position = match.end()
-    if not stripped or position != len(stripped):
-        raise ValueError(f"invalid duration {text!r} (use Go syntax such as 10s, 1m30s, 500ms)")
-    return total
-
-
-def parse_bool(text: str) -> bool:
-    """Parse a Go-style boolean flag value (``true``, ``false``, ``1``, ``0``, ``t``, ``f``)."""
-    value = text.strip().lower()
-    if value in {"1", "t", "true"}:
-        return True
-    if value in {"0", "f", "false"}:
-        return False
-    raise ValueError(f"invalid boolean {text!r} (use true or false)")
-
-
-WATCH_GATE = "CloudControllerManagerWatchBasedRoutesReconciliation"
-FEATURE_GATE_DEFAULTS = {WATCH_GATE: True}
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+@settings_dataclass
 class Settings:
-    """Everything ``routectl run`` is told, validated. Defaults are the flags' defaults."""
+    """Everything ``routectl run`` (or ``plan``) is told, validated. Defaults live here only."""
 
-    cluster_cidrs: tuple[Network, ...]
-    provider: str
-    provider_options: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    cluster_name: str = "kubernetes"
-    """Passed to the provider, which uses it to tell this cluster's routes from others'."""
-    kubeconfig: str | None = None
-    configure_cloud_routes: bool = True
-    watch_mode: bool = True
-    """KEP-5237's watch-based reconciliation (the feature gate); False is upstream's polling."""
-    route_reconciliation_period: float = 10.0
-    """Periodic mode only: a full sync with a fresh listing this often (upstream's 10 s)."""
-    route_resync_period: float = 3600.0
-    """Watch mode: a full sync with a fresh listing this often (jittered up to +25 %), so
-    drift made by others is repaired. Upstream's 12-24 h is too slow to repair drift."""
-    batch_window: float = 0.25
-    """Node events within this window after the first make one sync (one ListRoutes)."""
-    min_sync_interval: float = 0.0
-    """Syncs start no closer together than this (upstream's watch mode: 10 s)."""
-    listing_max_age: float = 300.0
-    """A sync may diff against a listing this young (kept current with our own writes)
-    instead of listing again; 0 lists on every sync, as upstream does."""
-    batch_writes: bool = True
-    """Write a whole sync in one call when the provider can (whole-table clouds)."""
-    batch_write_interval: float = 10.0
-    """With batched writes, syncs start no closer together than this, so a burst of Node
-    events becomes a few large writes rather than many small ones."""
-    retry_failed_syncs: bool = True
-    """Requeue a sync whose cloud calls failed, with backoff (upstream's watch mode does not)."""
-    retry_backoff_base: float = 1.0
-    retry_backoff_cap: float = 120.0
-    cloud_qps: float = 2.0
-    """Sustained cloud calls per second, all operations and retries together; 0 disables
-    the client-side bucket (only to reproduce upstream in benchmarks)."""
-    cloud_burst: int = 10
-    max_concurrent_route_operations: int = 200
-    cloud_call_timeout: float = 30.0
-    cloud_max_attempts: int = 4
-    mass_delete_threshold: float = 0.5
-    """A sync that would delete more than this share of the routes it owns deletes nothing."""
-    allow_mass_delete: bool = False
-    leader_elect: bool = True
-    leader_elect_lease_duration: float = 15.0
-    leader_elect_renew_deadline: float = 10.0
-    leader_elect_retry_period: float = 2.0
-    leader_elect_resource_name: str = "routectl"
-    leader_elect_resource_namespace: str = "kube-system"
-    leader_elect_identity: str = ""
-    metrics_bind_address: str = "0.0.0.0:8080"
-    log_format: str = "text"
-    verbosity: int = 0
-    graceful_shutdown_timeout: float = 30.0
+    # One option is a few lines of a table: one argument per line would hide the table.
+    # fmt: off
+    kubeconfig: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="PATH", group=CLUSTER, commands=BOTH,
+        help="kubeconfig file; in-cluster config when absent",
+    )
+    cluster_name: str = option(
+        default="kubernetes", check=non_empty(), metavar="NAME", group=CLUSTER, commands=BOTH,
+        help="the cluster's name, passed to the provider",
+    )
+    """The provider uses it to tell this cluster's routes from others'."""
+    cluster_cidrs: tuple[Network, ...] = option(
+        syntax=CLUSTER_CIDRS, flag="--cluster-cidr", group=CLUSTER, commands=BOTH,
+        help="pod CIDRs of the cluster: one, or one IPv4 and one IPv6, comma-separated",
+    )
+    provider: str = option(
+        syntax=STRING, metavar="NAME", group=CLOUD, commands=BOTH,
+        help="provider plugin name (see `routectl providers`)",
+    )
+    provider_options: Mapping[str, str] = option(
+        factory=dict, syntax=KEY_VALUES, flag="--provider-option", group=CLOUD, commands=BOTH,
+        help="an option for the provider (repeatable)",
+    )
+    cloud_qps: float = option(
+        default=2.0, check=at_least(0.0), group=CLOUD, commands=BOTH,
+        help="sustained cloud calls per second, retries included",
+    )
+    """0 disables the client-side bucket (only to reproduce upstream in benchmarks)."""
+    cloud_burst: int = option(
+        default=10, check=at_least(1), group=CLOUD, commands=BOTH,
+        help="cloud calls allowed at once after a quiet period",
+    )
+    max_concurrent_route_operations: int = option(
+        default=200, check=at_least(1), group=CLOUD, commands=BOTH,
+        help="cloud calls in flight at once",
+    )
+    cloud_call_timeout: float = option(
+        default=30.0, syntax=DURATION, check=above(0.0), group=CLOUD, commands=BOTH,
+        help="timeout of one cloud call",
+    )
+    cloud_max_attempts: int = option(
+        default=4, check=at_least(1), group=CLOUD, commands=BOTH,
+        help="attempts per cloud call before the sync is requeued",
+    )
+    cloud_call_backoff_base: float = option(
+        default=0.5, syntax=DURATION, check=above(0.0), internal=True,
+        help="wait before the first retry of a cloud call; doubles, with jitter",
+    )
+    cloud_call_backoff_cap: float = option(
+        default=30.0, syntax=DURATION, check=above(0.0), internal=True,
+        help="longest wait between two attempts of a cloud call",
+    )
+    configure_cloud_routes: bool = option(default=True, group=SYNC, help="program routes at all")
+    watch_mode: bool = option(
+        default=True, syntax=WATCH_MODE_GATE, flag="--feature-gates", group=SYNC,
+        help="its one gate: true for watch mode (KEP-5237), false for periodic syncs",
+    )
+    route_reconciliation_period: float = option(
+        default=10.0, syntax=DURATION, check=above(0.0), group=SYNC,
+        help="periodic mode: sync period",
+    )
+    route_resync_period: float = option(
+        default=3600.0, syntax=DURATION, check=above(0.0), group=SYNC,
+        help="watch mode: full resync with a fresh listing, jittered up to +25%",
+    )
+    """Repairs drift made by others; upstream's 12-24 h is too slow for that."""
+    batch_window: float = option(
+        default=0.25, syntax=DURATION, check=at_least(0.0), flag="--route-sync-batch-window",
+        group=SYNC, help="node events this close together make one sync (one listing)",
+    )
+    min_sync_interval: float = option(
+        default=0.0, syntax=DURATION, check=at_least(0.0), group=SYNC,
+        help="syncs start no closer together than this (upstream's watch mode: 10s)",
+    )
+    listing_max_age: float = option(
+        default=300.0, syntax=DURATION, check=at_least(0.0), flag="--route-listing-max-age",
+        group=SYNC, help="reuse a route listing this young; 0 lists every sync",
+    )
+    """The listing is kept current with routectl's own writes."""
+    batch_writes: bool = option(
+        default=True, group=SYNC, help="write a whole sync in one call when the provider can"
+    )
+    batch_write_interval: float = option(
+        default=10.0, syntax=DURATION, check=at_least(0.0), group=SYNC,
+        help="with batched writes, syncs start no closer together than this",
+    )
+    """So a burst of Node events becomes a few large writes rather than many small ones."""
+    retry_failed_syncs: bool = option(
+        default=True, group=SYNC,
+        help="requeue failed syncs with backoff (upstream's watch mode does not)",
+    )
+    retry_backoff_base: float = option(
+        default=1.0, syntax=DURATION, check=above(0.0), internal=True,
+        help="wait before the first retry of a failed sync; doubles",
+    )
+    retry_backoff_cap: float = option(
+        default=120.0, syntax=DURATION, check=above(0.0), internal=True,
+        help="longest wait before a failed sync is retried",
+    )
+    mass_delete_threshold: float = option(
+        default=0.5, check=within(0.0, 1.0), group=SYNC,
+        help="refuse a sync deleting more than this share of owned routes",
+    )
+    allow_mass_delete: bool = option(default=False, group=SYNC, help="lift the mass-delete guard")
+    leader_elect: bool = option(default=True, group=ELECTION, help="elect a leader on a Lease")
+    leader_elect_lease_duration: float = option(
+        default=15.0, syntax=DURATION, check=above(0.0), group=ELECTION,
+        help="how long a leader's Lease keeps other candidates out",
+    )
+    leader_elect_renew_deadline: float = option(
+        default=10.0, syntax=DURATION, check=above(0.0), group=ELECTION,
+        help="the leader steps down if it cannot renew its Lease within this",
+    )
+    leader_elect_retry_period: float = option(
+        default=2.0, syntax=DURATION, check=above(0.0), group=ELECTION,
+        help="how often candidates try to take the Lease",
+    )
+    leader_elect_resource_name: str = option(
+        default="routectl", metavar="NAME", group=ELECTION, help="the Lease's name",
+        check=matches(
+            _DNS_SUBDOMAIN, refuses=("", "Not_A_Name", "a..b"),
+            reason="must be a DNS subdomain (lower case, digits, '-', '.')",
+        ),
+    )
+    leader_elect_resource_namespace: str = option(
+        default="kube-system", env="POD_NAMESPACE", metavar="NAMESPACE", group=ELECTION,
+        help="the Lease's namespace",
+        check=matches(
+            _DNS_LABEL, refuses=("", "a.b", "-a"),
+            reason="must be a DNS label (lower case, digits, '-')",
+        ),
+    )
+    leader_elect_identity: str = option(
+        default="", internal=True, help="this candidate's name in the Lease"
+    )
+    metrics_bind_address: str = option(
+        default="0.0.0.0:8080", check=host_port(), metavar="HOST:PORT", group=SERVING,
+        help="/metrics, /healthz and /readyz",
+    )
+    log_format: str = option(
+        default="text", check=one_of("text", "json"), group=SERVING, help="log line format"
+    )
+    verbosity: int = option(
+        default=0, flag="--v", aliases=("-v",), metavar="LEVEL", group=SERVING,
+        help="log verbosity, as klog's: 4 and above log at debug level",
+    )
+    graceful_shutdown_timeout: float = option(
+        default=30.0, syntax=DURATION, check=at_least(0.0), group=SERVING,
+        help="on SIGTERM, how long the sync in flight may take to finish",
+    )
+    # fmt: on
 
     def __post_init__(self) -> None:
-        for message, ok in _checks(self):
-            if not ok:
-                raise ConfigError(message)
+        for each in OPTIONS:
+            each.validate(getattr(self, each.name))
+        for rule in RULES:
+            if problem := rule(self):
+                raise ConfigError(problem)
 
 
-def _checks(s: Settings) -> list[tuple[str, bool]]:
-    return [
-        ("--cloud-qps must be >= 0", s.cloud_qps >= 0),
-        ("--cloud-burst must be >= 1", s.cloud_burst >= 1),
-        ("--max-concurrent-route-operations must be >= 1", s.max_concurrent_route_operations >= 1),
-        ("--cloud-call-timeout must be > 0", s.cloud_call_timeout > 0),
-        ("--cloud-max-attempts must be >= 1", s.cloud_max_attempts >= 1),
-        ("--route-reconciliation-period must be > 0", s.route_reconciliation_period > 0),
-        ("--route-resync-period must be > 0", s.route_resync_period > 0),
-        ("--mass-delete-threshold must be within 0..1", 0 <= s.mass_delete_threshold <= 1),
-        ("--log-format must be text or json", s.log_format in {"text", "json"}),
-        (
-            (
-                "--leader-elect-lease-duration must exceed --leader-elect-renew-deadline, "
-                "which must exceed 1.2 x --leader-elect-retry-period"
-            ),
-            s.leader_elect_lease_duration
-            > s.leader_elect_renew_deadline
-            > 1.2 * s.leader_elect_retry_period
-            > 0,
-        ),
-        ("--cluster-name must not be empty", bool(s.cluster_name)),
-        (
-            "--leader-elect-resource-name must be a DNS subdomain (lower case, digits, '-', '.')",
-            bool(_DNS_SUBDOMAIN.match(s.leader_elect_resource_name)),
-        ),
-        (
-            "--leader-elect-resource-namespace must be a DNS label (lower case, digits, '-')",
-            bool(_DNS_LABEL.match(s.leader_elect_resource_namespace)),
-        ),
-        ("--metrics-bind-address must be host:port", _is_host_port(s.metrics_bind_address)),
-    ]
-
-
-def _is_host_port(text: str) -> bool:
-    host, sep, port = text.rpartition(":")
+def leader_election_timings(s: Settings) -> str | None:
+    """client-go's rule: the lease outlasts the renew deadline, which outlasts the retries."""
+    if (
+        s.leader_elect_lease_duration
+        > s.leader_elect_renew_deadline
+        > 1.2 * s.leader_elect_retry_period
+        > 0
+    ):
+        return None
     return (
-        bool(sep)
-        and port.isdigit()
-        and int(port) <= MAX_PORT
-        and host.count("[") == host.count("]")
+        "--leader-elect-lease-duration must exceed --leader-elect-renew-deadline, "
+        "which must exceed 1.2 x --leader-elect-retry-period"
     )
+
+
+OPTIONS: tuple[Option[Any], ...] = options_of(Settings)
+"""Every setting, in field order: the table the command line and the call policy come from."""
+RULES: tuple[Callable[[Settings], str | None], ...] = (leader_election_timings,)
+"""Rules across options, checked after each option's own; each returns the problem or None."""
+_DEFAULTS = {each.name: each.default for each in OPTIONS if not each.required}
+
+
+def default_of(name: str) -> Any:
+    """The default of the setting ``name`` (for records that mirror a few settings)."""
+    return _DEFAULTS[name]

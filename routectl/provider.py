@@ -10,7 +10,8 @@ Plugins never rate-limit or retry: :class:`RateLimitedProvider` wraps them and g
 call one token bucket (aiolimiter), one concurrency limit, a per-call timeout and one retry
 layer (tenacity: exponential backoff with jitter, capped attempts, a cloud's ``retry_after``
 honoured and applied to every call, terminal errors never retried). "Already exists" on
-create and "not found" on delete count as success.
+create and "not found" on delete count as success. :func:`call_policy` maps the settings to
+that gate's :class:`CallPolicy`, whose defaults are the settings' own.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Protocol, TypeGuard, TypeVar, cast
 import aiolimiter
 import tenacity
 
+from routectl.config import Settings, default_of
 from routectl.errors import (
     ProviderError,
     ProviderNotFoundError,
@@ -39,6 +41,8 @@ from routectl.model import Route
 from routectl.ratelimit import backoff_delay
 
 ENTRY_POINT_GROUP = "routectl.providers"
+UNLIMITED = 1e9
+"""Calls per second (and burst) that stand for "no client-side limit"."""
 _TICK = 1e-6
 """Waits shorter than this may end without the (virtual or coarse) clock moving."""
 T = TypeVar("T")
@@ -145,20 +149,37 @@ def load_factory(name: str) -> ProviderFactory:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class CallPolicy:
-    """How cloud calls are paced and retried. Defaults suit a 1-10 req/s cloud budget."""
+    """How cloud calls are paced and retried; the defaults are the settings' defaults."""
 
-    qps: float = 2.0
+    qps: float = default_of("cloud_qps")
     """Sustained cloud calls per second, every attempt counted (retries included)."""
-    burst: int = 10
+    burst: int = default_of("cloud_burst")
     """Calls allowed at once after a quiet period."""
-    concurrency: int = 200
+    concurrency: int = default_of("max_concurrent_route_operations")
     """Calls in flight at once; upstream's ``maxConcurrentRouteOperations``."""
-    timeout: float = 30.0
+    timeout: float = default_of("cloud_call_timeout")
     """Seconds one attempt may take before it counts as a (transient) failure."""
-    max_attempts: int = 4
+    max_attempts: int = default_of("cloud_max_attempts")
     """Attempts per call before the error reaches the worker, which requeues the sync."""
-    backoff_base: float = 0.5
-    backoff_cap: float = 30.0
+    backoff_base: float = default_of("cloud_call_backoff_base")
+    """Seconds before the first retry; doubles with each retry, with jitter."""
+    backoff_cap: float = default_of("cloud_call_backoff_cap")
+    """The longest wait between two attempts (a cloud's ``retry_after`` may be longer)."""
+
+
+def call_policy(settings: Settings) -> CallPolicy:
+    """The policy ``settings`` ask for. ``--cloud-qps=0`` means no client-side limit: a
+    bucket so large it never makes a call wait."""
+    unlimited = settings.cloud_qps <= 0
+    return CallPolicy(
+        qps=UNLIMITED if unlimited else settings.cloud_qps,
+        burst=int(UNLIMITED) if unlimited else settings.cloud_burst,
+        concurrency=settings.max_concurrent_route_operations,
+        timeout=settings.cloud_call_timeout,
+        max_attempts=settings.cloud_max_attempts,
+        backoff_base=settings.cloud_call_backoff_base,
+        backoff_cap=settings.cloud_call_backoff_cap,
+    )
 
 
 class CallObserver(Protocol):

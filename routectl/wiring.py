@@ -26,18 +26,16 @@ from routectl.listing import ListingCache
 from routectl.metrics import Metrics
 from routectl.model import NodeView
 from routectl.provider import (
-    CallPolicy,
     RateLimitedProvider,
     RouteProvider,
     batch_capable,
+    call_policy,
     load_factory,
 )
 from routectl.queue import CoalescingQueue
 from routectl.reconcile import needs_sync
 from routectl.service import Service
 from routectl.status import NodeStatus
-
-UNLIMITED = 1e9
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,29 +60,16 @@ def load_provider(settings: Settings) -> RouteProvider:
     return factory(cluster_name=settings.cluster_name, options=dict(settings.provider_options))
 
 
-def call_policy(settings: Settings) -> CallPolicy:
-    """How every cloud call is paced, bounded and retried (``--cloud-qps 0``: unlimited)."""
-    unlimited = settings.cloud_qps <= 0
-    return CallPolicy(
-        qps=UNLIMITED if unlimited else settings.cloud_qps,
-        burst=int(UNLIMITED) if unlimited else settings.cloud_burst,
-        concurrency=settings.max_concurrent_route_operations,
-        timeout=settings.cloud_call_timeout,
-        max_attempts=settings.cloud_max_attempts,
-    )
-
-
 def gate(
     provider: RouteProvider,
     settings: Settings,
     *,
     metrics: Metrics,
     sources: Sources,
-    policy: CallPolicy | None = None,
 ) -> RateLimitedProvider:
     """Put ``provider`` behind the token bucket, concurrency limit, timeout and retries."""
     return RateLimitedProvider(
-        provider, policy=policy or call_policy(settings), observer=metrics, rng=sources.rng
+        provider, policy=call_policy(settings), observer=metrics, rng=sources.rng
     )
 
 
@@ -96,10 +81,9 @@ def build_service(
     metrics: Metrics,
     identity: str,
     sources: Sources,
-    policy: CallPolicy | None = None,
 ) -> Service:
     """A service for ``settings`` over ``kube`` and ``provider`` (gated here)."""
-    gated = gate(provider, settings, metrics=metrics, sources=sources, policy=policy)
+    gated = gate(provider, settings, metrics=metrics, sources=sources)
     store, changes = NodeStore(), Changes()
     min_interval = settings.min_sync_interval
     if settings.batch_writes and batch_capable(gated):

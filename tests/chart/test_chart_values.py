@@ -61,6 +61,12 @@ BAD_VALUES = [
         with_required(massDelete={"threshold": 1.5}), "/massDelete/threshold", id="threshold"
     ),
     pytest.param(with_required(resyncPeriod="1 hour"), "/resyncPeriod", id="not-a-go-duration"),
+    pytest.param(with_required(resyncPeriod="0h0m"), "/resyncPeriod", id="zero-duration"),
+    pytest.param(
+        with_required(leaderElection={"resourceName": "routes..a"}),
+        "/leaderElection/resourceName",
+        id="lease-name-empty-label",
+    ),
     pytest.param(
         with_required(reconciliationPeriod=10), "/reconciliationPeriod", id="duration-int"
     ),

@@ -15,7 +15,7 @@ import pytest
 from routectl.config import Settings
 from routectl.kube import KubeClient
 from routectl.metrics import Metrics
-from routectl.provider import CallPolicy, RateLimitedProvider
+from routectl.provider import RateLimitedProvider
 from routectl.service import Service
 from routectl.testing import CloudSettings, FakeCloud
 from routectl.wiring import Sources, build_service
@@ -63,6 +63,9 @@ def settings(**overrides: Any) -> Settings:
         "retry_backoff_base": 1.0,
         "retry_backoff_cap": 8.0,
         "metrics_bind_address": "127.0.0.1:0",
+        "cloud_call_backoff_base": 0.5,
+        "cloud_call_backoff_cap": 2.0,
+        "cloud_max_attempts": 2,
         "leader_elect_resource_namespace": "kube-system",
     }
     return Settings(**(base | overrides))
@@ -97,14 +100,6 @@ class Cluster:
         config = settings(kubeconfig=str(self.kubeconfig), **overrides)
         kube = await KubeClient.connect(kubeconfig=config.kubeconfig)
         metrics = Metrics.create()
-        policy = CallPolicy(
-            qps=config.cloud_qps,
-            burst=config.cloud_burst,
-            timeout=config.cloud_call_timeout,
-            backoff_base=0.5,
-            backoff_cap=2.0,
-            max_attempts=2,
-        )
         service = build_service(
             config,
             kube=kube,
@@ -112,7 +107,6 @@ class Cluster:
             metrics=metrics,
             identity=identity,
             sources=Sources.system(),
-            policy=policy,
         )
         running = Running(
             service=service,

@@ -1,0 +1,191 @@
+"""Flag values in the syntax of Kubernetes components, read and printed back.
+
+routectl's flags read like the cloud-controller-manager's: Go durations (``1m30s``), Go
+booleans (``true``, ``f``, ``1``), repeated ``key=value`` pairs, feature gates
+(``A=true,B=false``) and ``--cluster-cidr`` the way upstream's ``processCIDRs`` reads it.
+
+Promises:
+
+* a text of the wrong shape raises ``ValueError`` saying what was expected (the command line
+  shows it after the flag's name);
+* ``--cluster-cidr`` errors are :class:`~routectl.errors.ConfigError` with upstream's exact
+  texts, to be shown as they are;
+* :func:`format_duration` prints what Go's ``time.Duration.String`` prints (``1h0m0s``,
+  ``250ms``, ``0s``), and :func:`parse_duration` reads that back.
+
+Pure: no I/O, no clock, no logging.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from routectl.cidr import Network, parse_cidr
+from routectl.errors import ConfigError
+
+MAX_CLUSTER_CIDRS = 2
+MAX_PORT = 65535
+
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_SECOND_NS = 10**9
+_SUBSECOND_UNITS = (("ms", 10**6), ("µs", 10**3), ("ns", 1))
+
+
+def parse_duration(text: str) -> float:
+    """Parse a Go duration (``10s``, ``1m30s``, ``500ms``, ``1.5h``; ``0``) into seconds."""
+    stripped = text.strip()
+    if stripped in {"0", "+0"}:
+        return 0.0
+    position, total = 0, 0.0
+    for match in _DURATION_PART.finditer(stripped):
+        if match.start() != position:
+            break
+        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        position = match.end()
+    if not stripped or position != len(stripped):
+        raise ValueError(f"invalid duration {text!r} (use Go syntax such as 10s, 1m30s, 500ms)")
+    return total
+
+
+def format_duration(seconds: float) -> str:
+    """Print ``seconds`` as Go's ``time.Duration.String`` does: ``1h0m0s``, ``1m30s``, ``250ms``."""
+    ns = round(seconds * _SECOND_NS)
+    sign, ns = ("-" if ns < 0 else ""), abs(ns)
+    if ns == 0:
+        return "0s"
+    if ns < _SECOND_NS:
+        unit, size = next((u, s) for u, s in _SUBSECOND_UNITS if ns >= s)
+        return f"{sign}{_decimal(ns, size)}{unit}"
+    hours, rest = divmod(ns, 3600 * _SECOND_NS)
+    minutes, rest = divmod(rest, 60 * _SECOND_NS)
+    text = f"{_decimal(rest, _SECOND_NS)}s"
+    if hours or minutes:
+        text = f"{minutes}m{text}"
+    if hours:
+        text = f"{hours}h{text}"
+    return sign + text
+
+
+def _decimal(value: int, unit: int) -> str:
+    """``value / unit`` in decimal, without trailing zeros (``1500, 1000`` -> ``1.5``)."""
+    whole, fraction = divmod(value, unit)
+    if not fraction:
+        return str(whole)
+    return f"{whole}.{fraction:0{len(str(unit)) - 1}d}".rstrip("0")
+
+
+def parse_bool(text: str) -> bool:
+    """Parse a Go-style boolean flag value (``true``, ``false``, ``1``, ``0``, ``t``, ``f``)."""
+    value = text.strip().lower()
+    if value in {"1", "t", "true"}:
+        return True
+    if value in {"0", "f", "false"}:
+        return False
+    raise ValueError(f"invalid boolean {text!r} (use true or false)")
+
+
+def format_bool(value: bool) -> str:  # noqa: FBT001 -- the value printed, not a switch
+    """``true`` or ``false``, as Go prints a boolean."""
+    return "true" if value else "false"
+
+
+def format_number(value: float) -> str:
+    """A number as a flag takes it: ``2``, ``0.5``."""
+    return f"{value:g}"
+
+
+def key_values(pairs: Sequence[str]) -> dict[str, str]:
+    """Turn repeated ``key=value`` texts into a mapping; a text without key or ``=`` is refused."""
+    result: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"expected key=value, got {pair!r}")
+        result[key.strip()] = value
+    return result
+
+
+def format_key_values(values: Mapping[str, str]) -> str:
+    """``a=1,b=2``: how help shows a mapping (empty when it is)."""
+    return ",".join(f"{key}={value}" for key, value in values.items())
+
+
+def parse_key_values(pairs: Sequence[str], *, flag: str) -> dict[str, str]:
+    """:func:`key_values`, with a malformed pair as a ConfigError naming ``flag``."""
+    try:
+        return key_values(pairs)
+    except ValueError as exc:
+        raise ConfigError(f"{flag}: {exc}") from None
+
+
+def feature_gates(text: str, *, known: Mapping[str, bool]) -> dict[str, bool]:
+    """Parse ``A=true,B=false`` over the defaults ``known``.
+
+    Unknown gates are refused (the CCM refuses them too), so a typo cannot silently leave
+    routectl in the other mode.
+    """
+    gates = dict(known)
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        if name not in known:
+            raise ValueError(f"unrecognized feature gate: {name}")
+        if not sep or value.strip().lower() not in {"true", "false"}:
+            raise ValueError(f"invalid value of {name}: {value!r}")
+        gates[name] = value.strip().lower() == "true"
+    return gates
+
+
+def parse_feature_gates(text: str, *, known: Mapping[str, bool]) -> dict[str, bool]:
+    """:func:`feature_gates`, with a bad gate as a ConfigError naming ``--feature-gates``."""
+    try:
+        return feature_gates(text, known=known)
+    except ValueError as exc:
+        raise ConfigError(f"--feature-gates: {exc}") from None
+
+
+def parse_cluster_cidrs(text: str) -> tuple[Network, ...]:
+    """Parse ``--cluster-cidr``: one CIDR, or one IPv4 and one IPv6, comma-separated.
+
+    Like upstream's ``processCIDRs``: each part is parsed sloppily and masked; an empty
+    value is an error; two CIDRs must be of different families; three or more are refused.
+    Unlike upstream, blanks around each part are tolerated.
+    """
+    cidrs = tuple(_parse_one(part.strip()) for part in text.strip().split(","))
+    families = {cidr.version for cidr in cidrs}
+    if len(cidrs) > 1 and families != {4, 6}:
+        # The missing closing parenthesis is upstream's; the text is kept as it is.
+        raise ConfigError(
+            f"len of ClusterCIDRs=={len(cidrs)} and they are not configured as dual stack "
+            "(at least one from each IPFamily"
+        )
+    if len(cidrs) > MAX_CLUSTER_CIDRS:
+        raise ConfigError(
+            f"length of clusterCIDRs is:{len(cidrs)} more than max allowed of {MAX_CLUSTER_CIDRS}"
+        )
+    return cidrs
+
+
+def _parse_one(text: str) -> Network:
+    try:
+        return parse_cidr(text)
+    except ValueError as exc:
+        raise ConfigError(f'failed to parse cidr value:"{text}" with error:{exc}') from None
+
+
+def format_cidrs(cidrs: Sequence[Network]) -> str:
+    """``10.244.0.0/16,fd00::/56``: the flag's text for ``cidrs``."""
+    return ",".join(str(cidr) for cidr in cidrs)
+
+
+def is_host_port(text: str) -> bool:
+    """Whether ``text`` is ``host:port`` (``0.0.0.0:8080``, ``[::]:8080``, ``:8080``)."""
+    host, sep, port = text.rpartition(":")
+    return (
+        bool(sep)
+        and port.isdigit()
+        and int(port) <= MAX_PORT
+        and host.count("[") == host.count("]")
+    )

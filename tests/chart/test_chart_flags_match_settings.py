@@ -1,0 +1,230 @@
+"""The chart's flags are options of routectl's settings table, and the schema agrees with them.
+
+The chart names routectl flags in three places: the list at the top of values.yaml, the
+``$managed`` list that ``_helpers.tpl`` refuses in ``extraArgs``, and the container args the
+Deployment renders. Each must name options of ``routectl.config.OPTIONS``, and every flag of
+``routectl run`` is either managed by the chart or left to ``extraArgs`` on purpose.
+
+For every value the chart passes to a flag, Helm (schema and templates, rendered by the real
+engine) must accept exactly the values the option accepts: values are probed on both sides
+of the schema's bounds and of the option's own refusals. A few chart ranges are narrower on
+purpose; each says why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import helm_python
+import pytest
+
+from routectl.config import OPTIONS
+from routectl.option import BOOL, DURATION, INT, NUMBER, RUN, Option
+from routectl.syntax import format_bool, format_duration
+
+CHART_DIR = Path(__file__).resolve().parents[2] / "charts" / "routectl"
+HELPERS = (CHART_DIR / "templates" / "_helpers.tpl").read_text()
+REQUIRED = {"clusterCIDRs": ["10.244.0.0/16"], "provider": {"name": "fake"}}
+EVERYTHING = {  # renders every flag the chart can render
+    **REQUIRED,
+    "mode": "periodic",
+    "provider": {
+        "name": "hcloud",
+        "options": {"network": "k8s"},
+        "credentials": {"existingSecret": "s", "mode": "file", "file": {"options": {"t": "t"}}},
+    },
+}
+BY_FLAG = {name: o for o in OPTIONS if o.flag for name in (o.flag, *o.aliases)}
+RUN_FLAGS = {name for name, o in BY_FLAG.items() if RUN in o.commands}
+LEFT_TO_EXTRA_ARGS = {
+    "--configure-cloud-routes": "extraArgs turns it off for a dry install (see values.yaml)",
+}
+MANAGED_NOT_RENDERED = {
+    "--kubeconfig": "the chart always uses the in-cluster config",
+    "-v": "the chart renders the long spelling, --v",
+}
+NARROWER = {
+    "cloud.qps": "0 turns the client-side rate limit off: for benchmarks, not for installs",
+    "logging.verbosity": "the chart documents klog's range, 0 to 10",
+    "metrics.port": "the container drops every capability, so no port below 1024",
+    "provider.name": "the chart requires a plugin's entry-point name",
+}
+"""Values whose schema is narrower than the binary on purpose (never wider)."""
+
+Manifest = dict[str, Any]
+Render = Callable[[dict[str, Any]], list[Manifest]]
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueFlag:
+    """A value of the chart (``path``) rendered as ``--flag=<prefix><value>``."""
+
+    path: str
+    flag: str
+    prefix: str = ""
+    direct: bool = True
+    """False when the chart may render something else than the value (a default name)."""
+
+
+def value_flags() -> list[ValueFlag]:
+    """Every ``--flag={{ .Values.x }}`` line of _helpers.tpl, plus the Lease's name."""
+    line = re.compile(r"^(--[a-z-]+)=([^{\n]*)\{\{ (?:int )?\.Values\.([\w.]+) \}\}$", re.M)
+    found = [ValueFlag(path, flag, prefix) for flag, prefix, path in line.findall(HELPERS)]
+    return [
+        *found,
+        ValueFlag("leaderElection.resourceName", "--leader-elect-resource-name", "", False),
+    ]
+
+
+VALUE_FLAGS = value_flags()
+
+
+def flags_in(text: str) -> set[str]:
+    """The flags named in ``text``."""
+    return set(re.findall(r"(?<![\w-])--?[a-z][a-z0-9-]*", text))
+
+
+def values_yaml_list() -> set[str]:
+    """The flags the comment block at the top of values.yaml says the chart manages."""
+    text = (CHART_DIR / "values.yaml").read_text()
+    block = text.split("The chart manages these routectl flags", 1)[1].split("# Durations", 1)[0]
+    return flags_in(block)
+
+
+def helpers_list() -> set[str]:
+    """The flags ``routectl.validate`` refuses in extraArgs."""
+    (listed,) = re.findall(r"\$managed := list ([^}]*)\}\}", HELPERS)
+    return set(re.findall(r'"(-[^"]+)"', listed))
+
+
+def container_args(manifests: list[Manifest]) -> list[str]:
+    """``routectl run``'s args in the rendered Deployment, without ``run``."""
+    (deployment,) = (m for m in manifests if m["kind"] == "Deployment")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    args: list[str] = container["args"]
+    return args[1:]
+
+
+def test_the_two_managed_lists_agree_and_name_options() -> None:
+    """values.yaml's list and the template's ``$managed`` are one list, of run flags."""
+    assert values_yaml_list() == helpers_list()
+    assert helpers_list() - RUN_FLAGS == set()
+
+
+def test_rendered_flags_are_options_the_chart_manages(render: Render) -> None:
+    """Every flag the Deployment renders is a run flag of the table, and a managed one."""
+    rendered = {arg.split("=", 1)[0] for arg in container_args(render(EVERYTHING))}
+    assert rendered - RUN_FLAGS == set()
+    assert helpers_list() - rendered == set(MANAGED_NOT_RENDERED)
+    assert rendered <= helpers_list()
+
+
+def test_every_run_flag_is_managed_or_left_to_extra_args() -> None:
+    """A new option of ``routectl run`` needs a decision here: a value, or extraArgs."""
+    assert RUN_FLAGS - helpers_list() == set(LEFT_TO_EXTRA_ARGS)
+
+
+def test_the_template_maps_values_onto_options() -> None:
+    """The value-to-flag lines found in _helpers.tpl are many, and each names an option."""
+    assert len(VALUE_FLAGS) >= 20
+    assert {m.flag for m in VALUE_FLAGS} - set(BY_FLAG) == set()
+
+
+def go_text(value: object) -> str:
+    """``value`` as a Helm template prints it."""
+    if isinstance(value, bool):
+        return format_bool(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def bounds(node: dict[str, Any]) -> Iterator[float]:
+    """The numbers the schema's bounds turn on, and either side of each."""
+    step = 1 if node.get("type") == "integer" else 0.001
+    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        if key in node:
+            yield from (node[key] - step, node[key], node[key] + step)
+
+
+def probes(option: Option[Any], node: dict[str, Any], value_flag: ValueFlag) -> list[object]:
+    """Values to try: typical ones of the option's syntax, the bounds, and its refusals."""
+    syntax = option.syntax
+    refused = option.check.refuses if option.check and not value_flag.prefix else ()
+    if syntax is BOOL:
+        return [True, False]
+    if syntax is DURATION:
+        typical: list[object] = ["0", "0s", "0ms", "0h0m", "0.0s", "1ns", "0.5s", "500ms"]
+        typical += ["10s", "1m30s", "1.5h", "-1s", "10", "1 hour", ""]
+        return typical + [format_duration(v) for v in refused]
+    if syntax is INT or node.get("type") == "integer":
+        return [-1, 0, 1, 2, 10, 1.5, *bounds(node), *refused]
+    if syntax is NUMBER:
+        return [-1, -0.1, 0, 1e-9, 0.5, 1, 1.5, 2, 10, *bounds(node), *refused]
+    typical = ["", "x", "text", "json", "xml", "routectl", "kube-system", "Not_A_Name"]
+    return [*typical, "a..b", "a.-b", "a.b", "-a", "a" * 254, *refused]
+
+
+def with_value(path: str, value: object) -> dict[str, Any]:
+    """The required values, periodic mode and one replica, with ``value`` at ``path``."""
+    *parents, key = path.split(".")
+    nested: dict[str, Any] = {key: value}
+    for parent in reversed(parents):
+        nested = {parent: nested}
+    return {**REQUIRED, "mode": "periodic", "replicaCount": 1, **nested}
+
+
+def rendered_text(render: Render, values: dict[str, Any], flag: str) -> str | None:
+    """The text the chart renders for ``flag``, or None when Helm refuses the values."""
+    try:
+        args = container_args(render(values))
+    except (helm_python.HelmValuesError, helm_python.HelmRenderError):
+        return None
+    (text,) = (a.split("=", 1)[1] for a in args if a.split("=", 1)[0] == flag)
+    return text
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    """The chart's values.schema.json."""
+    loaded: dict[str, Any] = json.loads((CHART_DIR / "values.schema.json").read_text())
+    return loaded
+
+
+def schema_node(schema: dict[str, Any], path: str) -> dict[str, Any]:
+    """The schema of the value at ``path``."""
+    node = schema
+    for key in path.split("."):
+        node = node["properties"][key]
+    return node
+
+
+@pytest.mark.parametrize("value_flag", VALUE_FLAGS, ids=lambda m: m.path)
+def test_the_schema_takes_exactly_what_the_option_takes(
+    render: Render, schema: dict[str, Any], value_flag: ValueFlag
+) -> None:
+    """Helm never accepts a value routectl refuses (the pod would crash-loop), and refuses
+    one routectl takes only where NARROWER says why."""
+    option = BY_FLAG[value_flag.flag]
+    wider: list[tuple[object, str]] = []
+    narrower: list[object] = []
+    for value in probes(option, schema_node(schema, value_flag.path), value_flag):
+        text = rendered_text(render, with_value(value_flag.path, value), value_flag.flag)
+        if text is None:
+            if option.accepts(value_flag.prefix + go_text(value)):
+                narrower.append(value)
+            continue
+        if value_flag.direct:
+            assert text == value_flag.prefix + go_text(value)
+        if not option.accepts(text):
+            wider.append((value, text))
+    assert wider == [], f"the chart renders {value_flag.flag} values routectl refuses"
+    if value_flag.path in NARROWER:
+        assert narrower, f"{value_flag.path} is no longer narrower than {value_flag.flag}"
+    else:
+        assert narrower == [], f"the schema refuses {value_flag.flag} values routectl takes"
