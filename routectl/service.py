@@ -18,10 +18,10 @@ import random
 from routectl.config import Settings
 from routectl.controller import Controller
 from routectl.errors import LeadershipLostError
+from routectl.gate import RateLimitedProvider
 from routectl.informer import Informer
 from routectl.lease import LeaderElector
 from routectl.metrics import Metrics
-from routectl.provider import RateLimitedProvider
 from routectl.queue import CoalescingQueue
 from routectl.worker import run_worker
 

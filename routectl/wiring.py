@@ -19,19 +19,14 @@ from collections.abc import Callable
 from routectl.changes import Changes
 from routectl.config import Settings
 from routectl.controller import Controller
+from routectl.gate import RateLimitedProvider, call_policy
 from routectl.informer import Informer, NodeHandler, NodeStore
 from routectl.kube import KubeClient
 from routectl.lease import ElectionSettings, LeaderElector
 from routectl.listing import ListingCache
 from routectl.metrics import Metrics
 from routectl.model import NodeView
-from routectl.provider import (
-    RateLimitedProvider,
-    RouteProvider,
-    batch_capable,
-    call_policy,
-    load_factory,
-)
+from routectl.provider import RouteProvider, batch_capable, load_factory
 from routectl.queue import CoalescingQueue
 from routectl.reconcile import needs_sync
 from routectl.service import Service

@@ -10,14 +10,8 @@ distribution (``sim/`` in the repository), which the product does not depend on.
 
 from __future__ import annotations
 
-from routectl.testing.cloud import (
-    CloudCall,
-    CloudSettings,
-    FakeCloud,
-    FakeProvider,
-    Fault,
-    RouteChange,
-)
+from routectl.testing.cloud import CloudCall, CloudSettings, FakeCloud, Fault, RouteChange
+from routectl.testing.fake_provider import FakeProvider
 
 __all__ = [
     "CloudCall",

@@ -8,8 +8,9 @@ table), injected faults (errors, hangs, calls that succeed but never answer, a s
 failure rate), blackholes and routes made by others. Every request is logged with its loop
 time, so tests and benchmarks can count calls and prove a budget was never exceeded.
 
-:class:`FakeProvider` is the ``fake`` provider plugin over such a cloud. Time is the
-running loop's clock, so everything here fast-forwards under looptime.
+:class:`~routectl.testing.fake_provider.FakeProvider` is the ``fake`` provider plugin over
+such a cloud. Time is the running loop's clock, so everything here fast-forwards under
+looptime.
 """
 
 from __future__ import annotations
@@ -19,12 +20,11 @@ import collections
 import dataclasses
 import hashlib
 import random
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import cast
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from routectl.cidr import canonical
 from routectl.errors import (
-    ConfigError,
     ProviderError,
     ProviderTerminalError,
     ProviderThrottledError,
@@ -34,6 +34,9 @@ from routectl.errors import (
 from routectl.model import Route
 from routectl.provider import BatchResult
 from routectl.ratelimit import TokenBucket
+
+if TYPE_CHECKING:
+    from routectl.testing.fake_provider import FakeProvider
 
 HANG_SECONDS = 24 * 3600.0
 
@@ -123,6 +126,8 @@ class FakeCloud:
 
     def provider(self, cluster_name: str) -> FakeProvider:
         """A provider of ``cluster_name``'s routes in this cloud."""
+        from routectl.testing.fake_provider import FakeProvider  # noqa: PLC0415 -- a cycle
+
         return FakeProvider(cluster_name=cluster_name, options={}, cloud=self)
 
     def routes(self, cluster: str) -> list[Route]:
@@ -299,95 +304,3 @@ class FakeCloud:
             self._recent[cluster].append(change)
         for listener in self.listeners:
             listener(change)
-
-
-_OPTIONS: dict[str, Callable[[str], object]] = {
-    "list-latency": float,
-    "write-latency": float,
-    "qps": float,
-    "burst": int,
-    "route-quota": int,
-    "failure-rate": float,
-    "seed": int,
-    "enable-node-addresses": lambda v: v.strip().lower() in {"1", "true", "yes"},
-    "list-lag": float,
-    "whole-table": lambda v: v.strip().lower() in {"1", "true", "yes"},
-}
-
-
-def settings_from_options(options: Mapping[str, str]) -> CloudSettings:
-    """Build :class:`CloudSettings` from ``--provider-option`` values; bad ones fail clearly."""
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise ConfigError(
-            f"--provider-option: unknown option(s) {', '.join(unknown)} for provider fake; "
-            f"known: {', '.join(sorted(_OPTIONS))}"
-        )
-    values: dict[str, object] = {}
-    for key, text in options.items():
-        try:
-            values[key.replace("-", "_")] = _OPTIONS[key](text)
-        except ValueError:
-            raise ConfigError(f"--provider-option: {key}={text!r} is not a valid value") from None
-    try:
-        return CloudSettings(**values)  # type: ignore[arg-type]
-    except TypeError as exc:  # pragma: no cover - keys are checked above
-        raise ConfigError(str(exc)) from None
-
-
-class FakeProvider:
-    """The ``fake`` provider: one cluster's routes in a :class:`FakeCloud`.
-
-    Built by the plugin loader with ``options`` (``list-latency``, ``write-latency``, ``qps``,
-    ``burst``, ``route-quota``, ``failure-rate``, ``seed``, ``enable-node-addresses``) it runs
-    over a private simulated cloud; tests and the simulator pass a shared ``cloud`` instead.
-    """
-
-    def __init__(
-        self, *, cluster_name: str, options: Mapping[str, str], cloud: FakeCloud | None = None
-    ) -> None:
-        self.cluster_name = cluster_name
-        self.cloud = cloud if cloud is not None else FakeCloud(settings_from_options(options))
-
-    async def list_routes(self) -> Collection[Route]:
-        """List the cluster's routes."""
-        result = await self.cloud.serve(
-            self.cluster_name, "list", lambda: self.cloud.listing(self.cluster_name)
-        )
-        return tuple(cast("list[Route]", result))
-
-    async def create_route(self, route: Route, *, name_hint: str) -> None:
-        """Create one route."""
-        await self.cloud.serve(
-            self.cluster_name,
-            "create",
-            lambda: self.cloud._create(self.cluster_name, route, name_hint),  # noqa: SLF001
-        )
-
-    async def delete_route(self, route: Route) -> None:
-        """Delete one route."""
-        await self.cloud.serve(
-            self.cluster_name,
-            "delete",
-            lambda: self.cloud._delete(self.cluster_name, route),  # noqa: SLF001
-        )
-
-    @property
-    def supports_batch(self) -> bool:
-        """True in whole-table mode: :meth:`apply_routes` writes a batch in one call."""
-        return self.cloud.settings.whole_table
-
-    async def apply_routes(
-        self, *, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
-    ) -> BatchResult:
-        """Apply deletes, then creates, as one write of the table (one request)."""
-        operation = "create" if creates else "delete"
-        outcome = await self.cloud.serve(
-            self.cluster_name,
-            operation,
-            lambda: self.cloud.apply(self.cluster_name, deletes, creates),
-        )
-        return cast("BatchResult", outcome)
-
-    async def aclose(self) -> None:
-        """Nothing to release."""

@@ -12,14 +12,9 @@ from routectl.errors import (
     ProviderTerminalError,
     ProviderThrottledError,
 )
+from routectl.gate import CallPolicy, RateLimitedProvider
 from routectl.model import Route
-from routectl.provider import (
-    CallPolicy,
-    ProviderFactory,
-    RateLimitedProvider,
-    batch_capable,
-    load_factory,
-)
+from routectl.provider import ProviderFactory, batch_capable, load_factory
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from routectl.testing.contract import ProviderContract
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from routectl.config import Settings
+from routectl.gate import RateLimitedProvider
 from routectl.kube import KubeClient
 from routectl.metrics import Metrics
-from routectl.provider import RateLimitedProvider
 from routectl.service import Service
 from routectl.testing import CloudSettings, FakeCloud
 from routectl.wiring import Sources, build_service

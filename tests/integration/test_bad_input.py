@@ -25,10 +25,10 @@ from aiohttp import StreamReader, web
 
 from routectl.cli import build_parser, main, settings_from_args
 from routectl.errors import ConfigError, KubeError, ProviderTerminalError
+from routectl.gate import RateLimitedProvider
 from routectl.kube import KubeClient
 from routectl.kube.client import _lines
 from routectl.model import NodeAddress, NodeView, Route
-from routectl.provider import RateLimitedProvider
 from routectl.testing import FakeCloud
 from routectl_sim.apiserver import FakeApiServer
 from routectl_sim.apiserver.status import ApiError

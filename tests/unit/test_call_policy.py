@@ -7,8 +7,8 @@ import random
 from typing import Any
 
 from routectl.config import OPTIONS, Settings, parse_cluster_cidrs
+from routectl.gate import UNLIMITED, CallPolicy, RateLimitedProvider, call_policy
 from routectl.metrics import Metrics
-from routectl.provider import UNLIMITED, CallPolicy, RateLimitedProvider, call_policy
 from routectl.testing import FakeCloud
 from routectl.wiring import Sources, gate
 

@@ -16,8 +16,8 @@ from routectl.errors import (
     ProviderThrottledError,
     ProviderTimeoutError,
 )
+from routectl.gate import CallPolicy, RateLimitedProvider
 from routectl.model import Route
-from routectl.provider import CallPolicy, RateLimitedProvider
 from routectl.testing import CloudSettings, FakeCloud, Fault
 
 pytestmark = pytest.mark.looptime
