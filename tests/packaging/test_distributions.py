@@ -38,6 +38,9 @@ def test_product_wheel_holds_no_machinery(product_wheel: zipfile.ZipFile) -> Non
     assert packages == {"routectl"}
     assert not [n for n in names if "apiserver" in n or "simulat" in n]
     assert "routectl/testing/contract.py" in names  # plugin authors' kit stays
+    licences = [n for n in names if n.endswith("LICENSE")]
+    assert licences, "the wheel carries the licence text"
+    assert b"Apache License" in product_wheel.read(licences[0])
 
 
 def test_product_wheel_needs_no_test_libraries(product_wheel: zipfile.ZipFile) -> None:
