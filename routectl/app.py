@@ -34,14 +34,14 @@ async def run(settings: Settings) -> int:
     configure_logging(fmt=settings.log_format, verbosity=settings.verbosity)
     metrics, sources = Metrics.create(), Sources.system()
     async with contextlib.AsyncExitStack() as stack:
-        provider = load_provider(settings)  # bad provider or options: fail before I/O
-        stack.push_async_callback(provider.aclose)
+        plugin = load_provider(settings, metrics=metrics, sources=sources)  # fails before I/O
+        stack.push_async_callback(plugin.provider.aclose)
         kube = await KubeClient.connect(kubeconfig=settings.kubeconfig)
         stack.push_async_callback(kube.aclose)
         service = build_service(
             settings,
             kube=kube,
-            provider=provider,
+            provider=plugin,
             metrics=metrics,
             identity=default_identity(),
             sources=sources,
@@ -59,9 +59,9 @@ async def run(settings: Settings) -> int:
 
 async def plan_once(settings: Settings, *, output: str) -> int:
     """``routectl plan``: read Nodes and routes, print the plan, change nothing."""
-    provider = gate(
-        load_provider(settings), settings, metrics=Metrics.create(), sources=Sources.system()
-    )
+    metrics, sources = Metrics.create(), Sources.system()
+    plugin = load_provider(settings, metrics=metrics, sources=sources)
+    provider = gate(plugin, settings, metrics=metrics, sources=sources)
     try:
         kube = await KubeClient.connect(kubeconfig=settings.kubeconfig)
     except BaseException:

@@ -127,6 +127,11 @@ class Settings:
         default=4, check=at_least(1), group=CLOUD, commands=BOTH,
         help="attempts per cloud call before the sync is requeued",
     )
+    cloud_retry_after_cap: float = option(
+        default=120.0, syntax=DURATION, check=at_least(0.0), group=CLOUD, commands=BOTH,
+        help="longest pause a cloud's retry-after may impose on every call",
+    )
+    """Honoured up to this, with a WARNING; defaults to the failed-sync backoff cap."""
     cloud_call_backoff_base: float = option(
         default=0.5, syntax=DURATION, check=above(0.0), internal=True,
         help="wait before the first retry of a cloud call; doubles, with jitter",

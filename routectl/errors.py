@@ -9,6 +9,9 @@ an error means, and plugins translate their SDK's exceptions at their own bounda
         - ProviderNotFoundError      -- no entry point of that name in ``routectl.providers``
       + InvalidObjectError           -- a Kubernetes object routectl cannot read (skipped)
       + LeadershipLostError          -- the Lease was not renewed in time: stop writing now
+      + WriteFencedError             -- the lease is not valid long enough to start a write
+        - CloudWriteFencedError      -- (also a ProviderError) a cloud write not started
+        - KubeWriteFencedError       -- (also a KubeError) a Node or Event write not started
       + KubeError                    -- the API server said no (``status`` kept)
         - ResourceVersionGoneError   -- 410 Expired on list or watch; the informer relists
       + ProviderError                -- a cloud call failed; transient: retried with backoff
@@ -50,6 +53,14 @@ class LeadershipLostError(RoutectlError):
     """The Lease could not be renewed within the renew deadline: stop writing now."""
 
 
+class WriteFencedError(RoutectlError):
+    """This replica's lease is not valid for longer than the write would take: not started.
+
+    Transient: after the next renewal writes go out again; after a lost lease the process
+    stops. Nothing was sent.
+    """
+
+
 class KubeError(RoutectlError):
     """The Kubernetes API server refused or failed a request."""
 
@@ -63,8 +74,16 @@ class ResourceVersionGoneError(KubeError):
     """The resourceVersion asked for is too old (410 Expired): list again."""
 
 
+class KubeWriteFencedError(WriteFencedError, KubeError):
+    """A Node status or Event write was not started: the lease is about to run out."""
+
+
 class ProviderError(RoutectlError):
     """A cloud call failed in a way that may pass: retried with backoff."""
+
+
+class CloudWriteFencedError(WriteFencedError, ProviderError):
+    """A cloud write was not started: the lease is about to run out."""
 
 
 class ProviderTimeoutError(ProviderError):

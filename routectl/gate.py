@@ -1,11 +1,24 @@
-"""The one gate every cloud call passes: pacing, concurrency, timeout and retries.
+"""The one gate every cloud call passes: budget, fence, concurrency, timeout, retries, and
+the boundary where a plugin's surprises become errors of routectl's tree.
 
-:class:`RateLimitedProvider` wraps a provider and gives every call one token bucket
-(aiolimiter), one concurrency limit, a per-call timeout and one retry layer (tenacity:
-exponential backoff with jitter, capped attempts, a cloud's ``retry_after`` honoured and
-applied to every call, terminal errors never retried). "Already exists" on create and "not
-found" on delete count as success. :func:`call_policy` maps the settings to the gate's
-:class:`CallPolicy`, whose defaults are the settings' own.
+:class:`RateLimitedProvider` wraps a provider. Every call takes one concurrency slot and a
+per-attempt timeout, and is retried by one layer (tenacity: exponential backoff with
+jitter, capped attempts, terminal errors never retried). Requests are paced by the
+:class:`~routectl.budget.Budget`: per request inside the plugin when its factory took the
+budget, else one token per attempt here. Promises:
+
+* no write (create, delete, batch) starts unless the :class:`~routectl.fence.Fence` admits
+  it, and its timeout never outlives the lease;
+* a cloud's retry-after pauses every request, capped (``--cloud-retry-after-cap``); a pause
+  longer than the per-call backoff cap fails the call at once, so the sync fails visibly and
+  the worker retries it when the pause is over, instead of the call hanging silently;
+* anything a plugin raises that is not a :class:`~routectl.errors.ProviderError` (a
+  ``KeyError`` on a malformed answer, a reset connection) becomes a transient
+  ``ProviderError``, logged with its traceback the first time: never a crash;
+* "already exists" on create and "not found" on delete count as success.
+
+:func:`call_policy` maps the settings to the gate's :class:`CallPolicy`, whose defaults are
+the settings' own.
 """
 
 from __future__ import annotations
@@ -13,15 +26,17 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import logging
 import random
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Protocol, TypeVar, cast
 
-import aiolimiter
 import tenacity
 
+from routectl.budget import Budget
 from routectl.config import Settings, default_of
 from routectl.errors import (
+    CloudWriteFencedError,
     ProviderError,
     ProviderTerminalError,
     ProviderThrottledError,
@@ -29,15 +44,17 @@ from routectl.errors import (
     RouteAlreadyExistsError,
     RouteNotFoundError,
 )
+from routectl.fence import Fence
 from routectl.model import Route
 from routectl.provider import BatchResult, RouteProvider, batch_capable
 from routectl.ratelimit import backoff_delay
 
 UNLIMITED = 1e9
 """The bucket of ``--cloud-qps=0``: so large no call ever waits."""
-_TICK = 1e-6
-"""Waits shorter than this may end without the (virtual or coarse) clock moving."""
 T = TypeVar("T")
+WRITES = frozenset({"create", "delete", "batch"})
+_SUCCESSES = frozenset({("create", "already_exists"), ("delete", "not_found")})
+logger = logging.getLogger("routectl.cloud")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,14 +97,9 @@ class CallObserver(Protocol):
 
     def attempt(self, *, operation: str, result: str, seconds: float) -> None: ...
 
-    def token_wait(self, *, seconds: float) -> None: ...
-
 
 class _NoObserver:
     def attempt(self, *, operation: str, result: str, seconds: float) -> None:
-        """Ignore the record."""
-
-    def token_wait(self, *, seconds: float) -> None:
         """Ignore the record."""
 
 
@@ -109,7 +121,7 @@ class CallStatistics:
 
 
 class RateLimitedProvider:
-    """A :class:`RouteProvider` that paces, bounds, times out and retries another one."""
+    """A :class:`RouteProvider` that paces, fences, bounds, times out and retries another."""
 
     def __init__(
         self,
@@ -117,23 +129,30 @@ class RateLimitedProvider:
         *,
         policy: CallPolicy,
         rng: random.Random,
+        budget: Budget,
+        fence: Fence,
+        plugin_paces: bool = False,
         observer: CallObserver = NO_OBSERVER,
     ) -> None:
-        if policy.qps <= 0 or policy.burst < 1 or policy.concurrency < 1:
-            raise ValueError("qps must be > 0, burst and concurrency >= 1")
+        if policy.concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
         self.inner = inner
         self.policy = policy
+        self.budget = budget
+        self.fence = fence
+        self.plugin_paces = plugin_paces
+        """True when the plugin spends the budget on each of its requests itself."""
         self._observer = observer
         self._rng = rng
-        self._limiter: aiolimiter.AsyncLimiter | None = None
         self._slots: asyncio.Semaphore | None = None
-        self._paused_until = 0.0
         self._attempts: collections.Counter[tuple[str, str]] = collections.Counter()
-        self._token_wait = 0.0
+        self._surprises: set[tuple[str, str]] = set()
 
     def statistics(self) -> CallStatistics:
         """A snapshot of the attempt counters and the total time spent waiting for tokens."""
-        return CallStatistics(attempts=dict(self._attempts), token_wait_seconds=self._token_wait)
+        return CallStatistics(
+            attempts=dict(self._attempts), token_wait_seconds=self.budget.token_wait_seconds
+        )
 
     async def list_routes(self) -> Collection[Route]:
         """List through the gate."""
@@ -163,7 +182,7 @@ class RateLimitedProvider:
     async def apply_routes(
         self, *, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
     ) -> BatchResult:
-        """One batched write through the gate: one token, retried as a whole."""
+        """One batched write through the gate, retried as a whole."""
         inner = self.inner
         if not batch_capable(inner):
             raise TypeError("the wrapped provider does not write batches")
@@ -181,7 +200,7 @@ class RateLimitedProvider:
         retrying = tenacity.AsyncRetrying(
             stop=tenacity.stop_after_attempt(self.policy.max_attempts),
             wait=self._wait,
-            retry=tenacity.retry_if_exception(_retryable),
+            retry=tenacity.retry_if_exception(self._retryable),
             sleep=asyncio.sleep,
             reraise=True,
         )
@@ -191,59 +210,74 @@ class RateLimitedProvider:
         raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
 
     async def _attempt(self, operation: str, fn: Callable[[], Awaitable[T]]) -> T:
-        loop = asyncio.get_running_loop()
-        if self._limiter is None or self._slots is None:
-            # Created on first use: aiolimiter and semaphores bind to the running loop.
-            self._limiter = _Bucket(self.policy.burst, self.policy.burst / self.policy.qps)
-            # No burst credit at start: a replica that just took over from a leader whose
-            # calls still count against the cloud's budget must not add a burst on top.
-            self._limiter.drain(now=loop.time())
+        if self._slots is None:  # created on first use: a semaphore binds to the loop
             self._slots = asyncio.Semaphore(self.policy.concurrency)
         async with self._slots:
-            # A cloud's retry-after holds back every call; it may be extended while we wait.
-            while (pause := self._paused_until - loop.time()) > _TICK:  # noqa: ASYNC110
-                await asyncio.sleep(pause)
-            waited_from = loop.time()
-            await self._limiter.acquire()
-            waited = loop.time() - waited_from
-            self._token_wait += waited
-            self._observer.token_wait(seconds=waited)
-            started = loop.time()
-            result = "ok"
+            if not self.plugin_paces:
+                await self.budget.spend(operation)
+            clock = asyncio.get_running_loop().time
+            started, outcome = clock(), "ok"
             try:
-                async with asyncio.timeout(self.policy.timeout):
-                    return await fn()
-            except TimeoutError:
-                result = "timeout"
-                raise ProviderTimeoutError(
-                    f"{operation} did not answer within {self.policy.timeout:g}s"
-                ) from None
-            except RouteAlreadyExistsError:
-                result = "already_exists"
-                if operation != "create":
-                    raise
-                return cast("T", None)
-            except RouteNotFoundError:
-                result = "not_found"
-                if operation != "delete":
-                    raise
-                return cast("T", None)
-            except ProviderThrottledError as exc:
-                result = "throttled"
-                if exc.retry_after:
-                    self._paused_until = max(self._paused_until, loop.time() + exc.retry_after)
-                raise
-            except ProviderTerminalError:
-                result = "terminal"
-                raise
-            except ProviderError:
-                result = "error"
+                return await self._run(operation, fn)
+            except ProviderError as exc:
+                outcome = _outcome(exc)
+                if (operation, outcome) in _SUCCESSES:
+                    return cast("T", None)
                 raise
             finally:
-                self._attempts[(operation, result)] += 1
+                self._attempts[(operation, outcome)] += 1
                 self._observer.attempt(
-                    operation=operation, result=result, seconds=loop.time() - started
+                    operation=operation, result=outcome, seconds=clock() - started
                 )
+
+    async def _run(self, operation: str, fn: Callable[[], Awaitable[T]]) -> T:
+        """One attempt: fenced and timed out; every failure leaves as a ProviderError."""
+        timeout = self.policy.timeout
+        if operation in WRITES:
+            timeout = self.fence.admit(timeout=timeout, what=operation, error=CloudWriteFencedError)
+        try:
+            async with asyncio.timeout(timeout):
+                return await fn()
+        except TimeoutError:
+            raise ProviderTimeoutError(f"{operation} did not answer within {timeout:g}s") from None
+        except ProviderThrottledError as exc:
+            granted = self.budget.pause(exc.retry_after, what=f"{operation}: {exc}")
+            if granted == (exc.retry_after or 0.0):
+                raise
+            raise ProviderThrottledError(str(exc), retry_after=granted) from exc
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self._surprise(operation, exc) from exc
+
+    def _surprise(self, operation: str, exc: Exception) -> ProviderError:
+        """A plugin raised outside the tree: log it (traceback once), make it transient."""
+        what = f"{type(exc).__name__}: {exc}"
+        key = (operation, type(exc).__name__)
+        if key not in self._surprises:
+            self._surprises.add(key)
+            logger.error(
+                "The provider failed unexpectedly in %s (%s); treating it as a transient "
+                "error and retrying",
+                operation,
+                what,
+                exc_info=exc,
+            )
+        else:
+            logger.warning("The provider failed unexpectedly in %s again: %s", operation, what)
+        return ProviderError(f"{operation}: unexpected failure in the provider: {what}")
+
+    def _retryable(self, exc: BaseException) -> bool:
+        """Transient errors are retried in the call, unless a long pause was asked for."""
+        if isinstance(exc, ProviderThrottledError):
+            return (exc.retry_after or 0.0) <= self.policy.backoff_cap
+        return isinstance(exc, ProviderError) and not isinstance(
+            exc,
+            ProviderTerminalError
+            | RouteAlreadyExistsError
+            | RouteNotFoundError
+            | CloudWriteFencedError,
+        )
 
     def _wait(self, state: tenacity.RetryCallState) -> float:
         """Exponential backoff with jitter, never shorter than a cloud's ``retry_after``."""
@@ -258,26 +292,19 @@ class RateLimitedProvider:
         return delay
 
 
-class _Bucket(aiolimiter.AsyncLimiter):
-    """aiolimiter's bucket, with its level rounded to a nanotoken after each leak.
-
-    Without this, a float residue (a level of 9.000000000000002 in a bucket of 10) makes the
-    next waiter need a few femto-seconds: on a clock that does not move between two checks
-    (a coarse clock, or the virtual clock of tests and ``routectl simulate``) aiolimiter
-    then re-arms its timer for "now" forever.
-    """
-
-    def _leak(self) -> None:
-        super()._leak()
-        self._level = round(self._level, 9)
-
-    def drain(self, *, now: float) -> None:
-        """Start full, as if ``burst`` calls had just been made: tokens accrue from ``now``."""
-        self._level = float(self.max_rate)
-        self._last_check = now
-
-
-def _retryable(exc: BaseException) -> bool:
-    return isinstance(exc, ProviderError) and not isinstance(
-        exc, ProviderTerminalError | RouteAlreadyExistsError | RouteNotFoundError
-    )
+def _outcome(exc: ProviderError) -> str:
+    """The ``result`` label of an attempt that raised ``exc``."""
+    match exc:
+        case ProviderTimeoutError():
+            return "timeout"
+        case RouteAlreadyExistsError():
+            return "already_exists"
+        case RouteNotFoundError():
+            return "not_found"
+        case ProviderThrottledError():
+            return "throttled"
+        case ProviderTerminalError():
+            return "terminal"
+        case CloudWriteFencedError():
+            return "fenced"
+    return "error"

@@ -11,6 +11,10 @@ failure counts as a failed renewal, and :meth:`LeaderElector.hold` raises
 :class:`LeadershipLostError` as soon as ``renew_deadline`` passes without a successful
 renewal, which is before any other candidate may take over (``renew_deadline <
 lease_duration``). :meth:`release` hands the Lease back on a graceful shutdown.
+
+Each successful acquire or renewal grants the :class:`~routectl.fence.Fence` until the
+attempt's start plus ``lease_duration``; losing or releasing the Lease revokes it first, so
+no write starts once another candidate may hold the Lease.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from routectl.errors import KubeError, LeadershipLostError
+from routectl.fence import Fence
 from routectl.kube import KubeClient, format_micro_time
 
 logger = logging.getLogger(__name__)
@@ -51,9 +56,11 @@ class LeaderElector:
         settings: ElectionSettings,
         rng: random.Random,
         wall_clock: Callable[[], datetime.datetime],
+        fence: Fence,
     ) -> None:
         self.kube = kube
         self.settings = settings
+        self.fence = fence
         self.is_leader = False
         self._rng = rng
         self._now = wall_clock
@@ -87,6 +94,7 @@ class LeaderElector:
                 last_success = self._loop_time()
             elif self._loop_time() >= deadline:
                 self.is_leader = False
+                self.fence.revoke()
                 raise LeadershipLostError(
                     f"failed to renew lease {self.settings.namespace}/{self.settings.name} "
                     f"within {self.settings.renew_deadline:g}s"
@@ -94,6 +102,7 @@ class LeaderElector:
 
     async def release(self) -> None:
         """Give the Lease up (holder cleared, 1 s duration), if we still hold it."""
+        self.fence.revoke()  # first: no write may start once we hand the Lease back
         if not self.is_leader:
             return
         self.is_leader = False
@@ -116,13 +125,18 @@ class LeaderElector:
 
     async def _attempt(self, *, deadline: float | None = None) -> bool:
         """One bounded tryAcquireOrRenew; any failure is a False."""
-        budget = self.settings.retry_period if deadline is None else deadline - self._loop_time()
+        started = self._loop_time()
+        budget = self.settings.retry_period if deadline is None else deadline - started
         try:
             async with asyncio.timeout(max(budget, 0.001)):
                 acquired = await self._try_acquire_or_renew()
         except (KubeError, TimeoutError) as exc:
             self._complain(exc)
             acquired = False
+        if acquired:
+            # Nobody can have seen this renewal before we sent it: others wait at least
+            # lease_duration from then before they may take over.
+            self.fence.grant(started + self.settings.lease_duration)
         else:
             self._last_complaint = ""
         return acquired

@@ -33,6 +33,8 @@ class Metrics:
     relists: Counter
     mass_delete_blocked: Counter
     problems: Counter
+    cloud_requests: Counter
+    cloud_paused_until: Gauge
 
     @classmethod
     def create(cls, registry: CollectorRegistry | None = None) -> Metrics:
@@ -106,6 +108,17 @@ class Metrics:
                 ["reason"],
                 registry=r,
             ),
+            cloud_requests=Counter(
+                "routectl_cloud_requests_total",
+                "Requests let through the cloud budget (a plugin's pages and polls included).",
+                ["operation"],
+                registry=r,
+            ),
+            cloud_paused_until=Gauge(
+                "routectl_cloud_calls_paused_until_seconds",
+                "Unix time until which a cloud's retry-after holds every call back (0: never).",
+                registry=r,
+            ),
         )
 
     def attempt(self, *, operation: str, result: str, seconds: float) -> None:
@@ -114,5 +127,13 @@ class Metrics:
         self.cloud_call_seconds.labels(operation=operation).observe(seconds)
 
     def token_wait(self, *, seconds: float) -> None:
-        """Record time spent waiting for a token (CallObserver)."""
+        """Record time spent waiting for a token (BudgetObserver)."""
         self.token_waits.observe(seconds)
+
+    def request(self, *, operation: str) -> None:
+        """Record a request let through the budget (BudgetObserver)."""
+        self.cloud_requests.labels(operation=operation).inc()
+
+    def paused_until(self, *, unix_time: float) -> None:
+        """Record until when calls are paused (BudgetObserver)."""
+        self.cloud_paused_until.set(unix_time)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import inspect
 from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol, TypeGuard, cast
 
@@ -78,10 +79,44 @@ def batch_capable(provider: object) -> TypeGuard[BatchRouteProvider]:
     )
 
 
+class RequestBudget(Protocol):
+    """The budget every HTTP request of a plugin must pass, handed to it by its factory.
+
+    Call :meth:`spend` before *each* request the plugin sends, pages, polls and look-ups
+    included: it waits for a token of routectl's bucket (and out any pause a cloud asked
+    for), so routectl never spends more than ``--cloud-qps``/``--cloud-burst``.
+    """
+
+    async def spend(self, operation: str = "request") -> None:
+        """Wait until one more request may be sent, and count it under ``operation``."""
+        ...
+
+
 class ProviderFactory(Protocol):
-    """Builds a provider; a plugin's class usually is its own factory."""
+    """Builds a provider; a plugin's class usually is its own factory.
+
+    A factory that also takes ``budget`` (a :class:`RequestBudget`) promises that every
+    request its provider makes spends it; one that does not is paced once per call.
+    """
 
     def __call__(self, *, cluster_name: str, options: Mapping[str, str]) -> RouteProvider: ...
+
+
+class BudgetedProviderFactory(Protocol):
+    """A factory whose provider spends the budget it is given on each of its requests."""
+
+    def __call__(
+        self, *, cluster_name: str, options: Mapping[str, str], budget: RequestBudget
+    ) -> RouteProvider: ...
+
+
+def takes_budget(factory: object) -> TypeGuard[BudgetedProviderFactory]:
+    """True if ``factory`` accepts the ``budget`` keyword (it paces its own requests)."""
+    try:
+        parameters = inspect.signature(factory).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return "budget" in parameters
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

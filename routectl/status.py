@@ -16,10 +16,11 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, Protocol
 
-from routectl.errors import KubeError, ProviderError
+from routectl.errors import KubeError, KubeWriteFencedError, ProviderError
+from routectl.fence import Fence
 from routectl.kube import condition_patch, go_duration, lease_event, node_event
 from routectl.model import NodeView
 from routectl.reconcile import Plan, RouteCreate, desired_condition, routes_created
@@ -34,6 +35,36 @@ class KubeWriter(Protocol):
     async def patch_node_status(self, name: str, patch: dict[str, Any]) -> None: ...
 
     async def create_event(self, event: dict[str, Any]) -> None: ...
+
+
+class FencedWriter:
+    """A :class:`KubeWriter` whose writes start only while the fence admits them.
+
+    Each write runs with the client's timeout cut to what the lease still covers; a write
+    the fence refuses raises :class:`~routectl.errors.KubeWriteFencedError` unsent.
+    """
+
+    def __init__(self, inner: KubeWriter, *, fence: Fence, timeout: float) -> None:
+        self._inner = inner
+        self._fence = fence
+        self._timeout = timeout
+
+    async def patch_node_status(self, name: str, patch: dict[str, Any]) -> None:
+        """Patch ``nodes/<name>/status``, fenced."""
+        what = f"patch status of node {name}"
+        await self._fenced(what, lambda: self._inner.patch_node_status(name, patch))
+
+    async def create_event(self, event: dict[str, Any]) -> None:
+        """Create an Event, fenced."""
+        await self._fenced("create event", lambda: self._inner.create_event(event))
+
+    async def _fenced(self, what: str, write: Callable[[], Awaitable[None]]) -> None:
+        timeout = self._fence.admit(timeout=self._timeout, what=what, error=KubeWriteFencedError)
+        try:
+            async with asyncio.timeout(timeout):
+                await write()
+        except TimeoutError:
+            raise KubeError(f"{what}: no answer within {timeout:g}s") from None
 
 
 class Nodes(Protocol):

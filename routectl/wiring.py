@@ -13,12 +13,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import logging
 import random
 from collections.abc import Callable
 
+from routectl.budget import Budget
 from routectl.changes import Changes
 from routectl.config import Settings
 from routectl.controller import Controller
+from routectl.fence import Fence
 from routectl.gate import RateLimitedProvider, call_policy
 from routectl.informer import Informer, NodeHandler, NodeStore
 from routectl.kube import KubeClient
@@ -26,11 +29,13 @@ from routectl.lease import ElectionSettings, LeaderElector
 from routectl.listing import ListingCache
 from routectl.metrics import Metrics
 from routectl.model import NodeView
-from routectl.provider import RouteProvider, batch_capable, load_factory
+from routectl.provider import RouteProvider, batch_capable, load_factory, takes_budget
 from routectl.queue import CoalescingQueue
 from routectl.reconcile import needs_sync
 from routectl.service import Service
-from routectl.status import NodeStatus
+from routectl.status import FencedWriter, NodeStatus
+
+logger = logging.getLogger("routectl")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,22 +54,67 @@ class Sources:
         )
 
 
-def load_provider(settings: Settings) -> RouteProvider:
-    """Load the configured plugin and build it (bad name or options: ConfigError, no I/O)."""
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Plugin:
+    """A provider, and the budget it spends on each of its own requests (if it does)."""
+
+    provider: RouteProvider
+    budget: Budget | None = None
+    """None: the provider took no budget, and the gate paces it once per call."""
+
+
+def new_budget(settings: Settings, *, metrics: Metrics, sources: Sources) -> Budget:
+    """The token bucket and pause every cloud request passes."""
+    policy = call_policy(settings)
+    return Budget(
+        qps=policy.qps,
+        burst=policy.burst,
+        max_pause=settings.cloud_retry_after_cap,
+        wall_clock=sources.wall_clock,
+        observer=metrics,
+    )
+
+
+def load_provider(settings: Settings, *, metrics: Metrics, sources: Sources) -> Plugin:
+    """Load the configured plugin and build it (bad name or options: ConfigError, no I/O).
+
+    A factory that takes ``budget`` gets one and paces each of its requests with it.
+    """
     factory = load_factory(settings.provider)
-    return factory(cluster_name=settings.cluster_name, options=dict(settings.provider_options))
+    options = dict(settings.provider_options)
+    if not takes_budget(factory):
+        logger.info(
+            "Provider %s takes no request budget: each of its calls is paced as one request",
+            settings.provider,
+        )
+        return Plugin(provider=factory(cluster_name=settings.cluster_name, options=options))
+    budget = new_budget(settings, metrics=metrics, sources=sources)
+    provider = factory(cluster_name=settings.cluster_name, options=options, budget=budget)
+    return Plugin(provider=provider, budget=budget)
 
 
 def gate(
-    provider: RouteProvider,
+    provider: RouteProvider | Plugin,
     settings: Settings,
     *,
     metrics: Metrics,
     sources: Sources,
+    fence: Fence | None = None,
 ) -> RateLimitedProvider:
-    """Put ``provider`` behind the token bucket, concurrency limit, timeout and retries."""
+    """Put ``provider`` behind the budget, the fence, concurrency, timeouts and retries.
+
+    Without a ``fence`` (``routectl plan``, which writes nothing) writes are not fenced.
+    """
+    plugin = provider if isinstance(provider, Plugin) else Plugin(provider=provider)
+    budget = plugin.budget or new_budget(settings, metrics=metrics, sources=sources)
     return RateLimitedProvider(
-        provider, policy=call_policy(settings), observer=metrics, rng=sources.rng
+        plugin.provider,
+        policy=call_policy(settings),
+        rng=sources.rng,
+        budget=budget,
+        fence=fence or Fence(open_=True),
+        plugin_paces=plugin.budget is not None,
+        observer=metrics,
     )
 
 
@@ -72,13 +122,14 @@ def build_service(
     settings: Settings,
     *,
     kube: KubeClient,
-    provider: RouteProvider,
+    provider: RouteProvider | Plugin,
     metrics: Metrics,
     identity: str,
     sources: Sources,
 ) -> Service:
-    """A service for ``settings`` over ``kube`` and ``provider`` (gated here)."""
-    gated = gate(provider, settings, metrics=metrics, sources=sources)
+    """A service for ``settings`` over ``kube`` and ``provider`` (gated and fenced here)."""
+    fence = Fence(open_=not settings.leader_elect)
+    gated = gate(provider, settings, metrics=metrics, sources=sources, fence=fence)
     store, changes = NodeStore(), Changes()
     min_interval = settings.min_sync_interval
     if settings.batch_writes and batch_capable(gated):
@@ -97,7 +148,7 @@ def build_service(
         ),
         provider=gated,
         status=NodeStatus(
-            kube=kube,
+            kube=FencedWriter(kube, fence=fence, timeout=kube.request_timeout),
             nodes=store,
             lease=lease,
             wall_clock=sources.wall_clock,
@@ -125,6 +176,7 @@ def build_service(
         ),
         rng=sources.rng,
         wall_clock=sources.wall_clock,
+        fence=fence,
     )
     return Service(
         settings=settings,

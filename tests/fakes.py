@@ -1,11 +1,17 @@
-"""Small fakes shared by unit tests: a Kubernetes writer that records what it is asked."""
+"""Small fakes shared by unit tests: a recording Kubernetes writer, a gate with an open fence."""
 
 from __future__ import annotations
 
 import collections
+import datetime
+import random
 from typing import Any
 
+from routectl.budget import Budget
 from routectl.errors import KubeError
+from routectl.fence import Fence
+from routectl.gate import CallPolicy, RateLimitedProvider
+from routectl.provider import RouteProvider
 
 
 class RecordingKube:
@@ -43,3 +49,29 @@ class RecordingKube:
     def reasons(self) -> list[str]:
         """The reasons of the recorded Events, in order."""
         return [event["reason"] for event in self.events]
+
+
+def gated(
+    provider: RouteProvider,
+    policy: CallPolicy,
+    *,
+    fence: Fence | None = None,
+    budget: Budget | None = None,
+    max_pause: float = 120.0,
+    seed: int = 1,
+) -> RateLimitedProvider:
+    """``provider`` behind a gate with ``policy``: an open fence and a budget of its own."""
+    return RateLimitedProvider(
+        provider,
+        policy=policy,
+        rng=random.Random(seed),
+        budget=budget
+        or Budget(qps=policy.qps, burst=policy.burst, max_pause=max_pause, wall_clock=EPOCH_CLOCK),
+        fence=fence or Fence(open_=True),
+        plugin_paces=budget is not None,
+    )
+
+
+def EPOCH_CLOCK() -> datetime.datetime:  # noqa: N802 -- a constant clock
+    """A wall clock stopped at the Unix epoch."""
+    return datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from routectl.errors import (
@@ -12,11 +10,12 @@ from routectl.errors import (
     ProviderTerminalError,
     ProviderThrottledError,
 )
-from routectl.gate import CallPolicy, RateLimitedProvider
+from routectl.gate import CallPolicy
 from routectl.model import Route
 from routectl.provider import ProviderFactory, batch_capable, load_factory
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from routectl.testing.contract import ProviderContract
+from tests.fakes import gated
 
 _: ProviderFactory = FakeProvider
 
@@ -118,16 +117,12 @@ async def test_a_batch_is_one_write_with_per_route_results() -> None:
 async def test_rate_limited_provider_passes_batches_through_one_token() -> None:
     """The gate forwards the capability and spends one token per batch."""
     cloud = FakeCloud(CloudSettings(whole_table=True))
-    gated = RateLimitedProvider(
-        cloud.provider("c"), policy=CallPolicy(qps=1.0, burst=1), rng=random.Random(1)
-    )
-    assert gated.supports_batch
+    gate = gated(cloud.provider("c"), CallPolicy(qps=1.0, burst=1))
+    assert gate.supports_batch
     creates = [
         (Route(target_node=f"n{i}", destination_cidr=f"10.0.{i}.0/24"), "h") for i in range(50)
     ]
-    await gated.apply_routes(deletes=[], creates=creates)
-    assert gated.statistics().count("batch", "ok") == 1
+    await gate.apply_routes(deletes=[], creates=creates)
+    assert gate.statistics().count("batch", "ok") == 1
     assert len(cloud.routes("c")) == 50
-    assert not RateLimitedProvider(
-        FakeCloud().provider("c"), policy=CallPolicy(), rng=random.Random(1)
-    ).supports_batch
+    assert not gated(FakeCloud().provider("c"), CallPolicy()).supports_batch

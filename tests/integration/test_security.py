@@ -202,7 +202,7 @@ async def test_cloud_token_never_leaks_through_a_real_provider(
         service = build_service(
             config,
             kube=kube,
-            provider=load_provider(config),
+            provider=load_provider(config, metrics=metrics, sources=Sources.system()),
             metrics=metrics,
             identity="a",
             sources=Sources.system(),

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import random
 from typing import Any
 
 from routectl.config import OPTIONS, Settings, parse_cluster_cidrs
-from routectl.gate import UNLIMITED, CallPolicy, RateLimitedProvider, call_policy
+from routectl.gate import UNLIMITED, CallPolicy, call_policy
 from routectl.metrics import Metrics
 from routectl.testing import FakeCloud
 from routectl.wiring import Sources, gate
+from tests.fakes import gated
 
 REQUIRED: dict[str, Any] = {
     "cluster_cidrs": parse_cluster_cidrs("10.244.0.0/16"),
@@ -60,7 +60,7 @@ def test_zero_qps_means_no_client_side_limit() -> None:
     """``--cloud-qps=0`` gives a bucket so large no call waits, which the gate accepts."""
     policy = call_policy(Settings(**REQUIRED, cloud_qps=0.0))
     assert (policy.qps, policy.burst) == (UNLIMITED, int(UNLIMITED))
-    RateLimitedProvider(FakeCloud().provider("c"), policy=policy, rng=random.Random(1))
+    gated(FakeCloud().provider("c"), policy)
 
 
 def test_the_service_gate_uses_the_settings_policy() -> None:

@@ -6,19 +6,23 @@ Time is the event loop's (looptime); budgets are checked on the simulated cloud'
 from __future__ import annotations
 
 import asyncio
-import random
+import logging
 
 import pytest
 
+from routectl.budget import Budget
 from routectl.errors import (
+    CloudWriteFencedError,
     ProviderError,
     ProviderTerminalError,
     ProviderThrottledError,
     ProviderTimeoutError,
 )
+from routectl.fence import Fence
 from routectl.gate import CallPolicy, RateLimitedProvider
 from routectl.model import Route
-from routectl.testing import CloudSettings, FakeCloud, Fault
+from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
+from tests.fakes import EPOCH_CLOCK, gated
 
 pytestmark = pytest.mark.looptime
 
@@ -29,9 +33,7 @@ def route(i: int) -> Route:
 
 def gate(cloud: FakeCloud, **policy) -> RateLimitedProvider:
     defaults = {"qps": 2.0, "burst": 5, "backoff_base": 1.0, "backoff_cap": 8.0}
-    return RateLimitedProvider(
-        cloud.provider("c"), policy=CallPolicy(**(defaults | policy)), rng=random.Random(1)
-    )
+    return gated(cloud.provider("c"), CallPolicy(**(defaults | policy)))
 
 
 def max_calls_in_window(times: list[float], window: float) -> int:
@@ -171,9 +173,9 @@ async def test_concurrency_is_bounded() -> None:
 async def test_invalid_policy_is_refused() -> None:
     """A zero rate or concurrency is a configuration error, not a hang."""
     with pytest.raises(ValueError, match="qps"):
-        RateLimitedProvider(
-            FakeCloud().provider("c"), policy=CallPolicy(qps=0), rng=random.Random(1)
-        )
+        gated(FakeCloud().provider("c"), CallPolicy(qps=0))
+    with pytest.raises(ValueError, match="concurrency"):
+        gated(FakeCloud().provider("c"), CallPolicy(concurrency=0))
 
 
 @pytest.mark.timeout(30)
@@ -188,3 +190,83 @@ async def test_a_long_queue_drains_on_a_virtual_clock() -> None:
     await asyncio.gather(*(provider.create_route(route(i), name_hint="h") for i in range(100)))
     assert len(cloud.routes("c")) == 100
     assert cloud.count(outcome="throttled") == 0
+
+
+class Surprising(FakeProvider):
+    """A plugin whose creates fail outside routectl's error tree."""
+
+    def __init__(self, cloud: FakeCloud, error: Exception) -> None:
+        super().__init__(cluster_name="c", options={}, cloud=cloud)
+        self.error = error
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """Raise the surprise."""
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    "surprise", [KeyError("routes"), ValueError("bad json"), ConnectionResetError(104, "reset")]
+)
+async def test_a_plugin_surprise_is_a_transient_error_logged_once(
+    surprise: Exception, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Anything a plugin raises outside the tree leaves the gate as a ProviderError."""
+    policy = CallPolicy(max_attempts=2, backoff_base=1.0, backoff_cap=8.0)
+    provider = gated(Surprising(FakeCloud(), surprise), policy)
+    with caplog.at_level(logging.WARNING, logger="routectl"):
+        for _ in range(2):
+            with pytest.raises(ProviderError, match="unexpected failure in the provider"):
+                await provider.create_route(route(1), name_hint="h")
+    tracebacks = [r for r in caplog.records if r.exc_info]
+    assert len(tracebacks) == 1
+    assert type(surprise).__name__ in tracebacks[0].getMessage()
+    assert provider.statistics().count("create", "error") == 4
+
+
+async def test_a_long_retry_after_fails_the_call_at_once_and_pauses_every_call() -> None:
+    """Retry-After: 3600 is cut to the cap; the call fails now instead of hanging for it."""
+    cloud = FakeCloud()
+    cloud.fail_next("create", Fault(error=ProviderThrottledError("slow down", retry_after=3600)))
+    provider = gate(cloud)  # backoff cap 8 s, retry-after cap 120 s
+    loop = asyncio.get_running_loop()
+    with pytest.raises(ProviderThrottledError) as raised:
+        await provider.create_route(route(1), name_hint="h")
+    assert raised.value.retry_after == 120.0
+    assert loop.time() < 1.0  # failed at once, visibly
+    started = loop.time()
+    await provider.create_route(route(2), name_hint="h")
+    assert loop.time() - started >= 119.0  # every call waited out the (capped) pause
+
+
+async def test_a_write_the_fence_refuses_is_never_sent() -> None:
+    """A closed fence stops creates and deletes before the cloud sees them; lists still go."""
+    cloud = FakeCloud()
+    provider = gated(cloud.provider("c"), CallPolicy(), fence=Fence(open_=False))
+    with pytest.raises(CloudWriteFencedError):
+        await provider.create_route(route(1), name_hint="h")
+    with pytest.raises(CloudWriteFencedError):
+        await provider.delete_route(route(1))
+    await provider.list_routes()
+    assert [c.operation for c in cloud.calls] == ["list"]
+    assert provider.statistics().count("create", "fenced") == 1
+
+
+async def test_a_write_never_outlives_the_lease() -> None:
+    """A write that hangs is cut at the lease's end, not at the (longer) call timeout."""
+    cloud = FakeCloud()
+    cloud.fail_next("create", Fault(hang=True))
+    fence = Fence(open_=False)
+    loop = asyncio.get_running_loop()
+    fence.grant(loop.time() + 10.0)
+    provider = gated(cloud.provider("c"), CallPolicy(timeout=30.0, max_attempts=1), fence=fence)
+    with pytest.raises(ProviderTimeoutError):
+        await provider.create_route(route(1), name_hint="h")
+    assert loop.time() <= 10.0
+
+
+async def test_a_plugin_that_paces_itself_takes_the_tokens() -> None:
+    """With the budget handed to the plugin, the gate spends no token of its own."""
+    budget = Budget(qps=1.0, burst=1, max_pause=60.0, wall_clock=EPOCH_CLOCK)
+    provider = gated(FakeCloud().provider("c"), CallPolicy(qps=1.0, burst=1), budget=budget)
+    await provider.create_route(route(1), name_hint="h")
+    assert budget.requests == {}

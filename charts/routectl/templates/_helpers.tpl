@@ -79,7 +79,7 @@ schema (values.schema.json) checks types and ranges; this checks what it cannot 
 {{- fail "provider.credentials.mode is file but neither provider.credentials.file.options nor provider.credentials.file.env says where routectl finds the file, e.g. file.options: {token-file: token}" }}
 {{- end }}
 {{- end }}
-{{- $managed := list "--cluster-name" "--cluster-cidr" "--feature-gates" "--route-reconciliation-period" "--route-resync-period" "--route-sync-batch-window" "--min-sync-interval" "--route-listing-max-age" "--retry-failed-syncs" "--batch-writes" "--batch-write-interval" "--provider" "--provider-option" "--cloud-qps" "--cloud-burst" "--max-concurrent-route-operations" "--cloud-call-timeout" "--cloud-max-attempts" "--mass-delete-threshold" "--allow-mass-delete" "--leader-elect" "--leader-elect-lease-duration" "--leader-elect-renew-deadline" "--leader-elect-retry-period" "--leader-elect-resource-name" "--leader-elect-resource-namespace" "--metrics-bind-address" "--log-format" "--v" "-v" "--graceful-shutdown-timeout" "--kubeconfig" }}
+{{- $managed := list "--cluster-name" "--cluster-cidr" "--feature-gates" "--route-reconciliation-period" "--route-resync-period" "--route-sync-batch-window" "--min-sync-interval" "--route-listing-max-age" "--retry-failed-syncs" "--batch-writes" "--batch-write-interval" "--provider" "--provider-option" "--cloud-qps" "--cloud-burst" "--max-concurrent-route-operations" "--cloud-call-timeout" "--cloud-max-attempts" "--cloud-retry-after-cap" "--mass-delete-threshold" "--allow-mass-delete" "--leader-elect" "--leader-elect-lease-duration" "--leader-elect-renew-deadline" "--leader-elect-retry-period" "--leader-elect-resource-name" "--leader-elect-resource-namespace" "--metrics-bind-address" "--log-format" "--v" "-v" "--graceful-shutdown-timeout" "--kubeconfig" }}
 {{- range .Values.extraArgs }}
 {{- $flag := . | splitList "=" | first }}
 {{- if has $flag $managed }}
@@ -126,6 +126,7 @@ schema (values.schema.json) checks types and ranges; this checks what it cannot 
 --max-concurrent-route-operations={{ int .Values.cloud.maxConcurrentRouteOperations }}
 --cloud-call-timeout={{ .Values.cloud.callTimeout }}
 --cloud-max-attempts={{ int .Values.cloud.maxAttempts }}
+--cloud-retry-after-cap={{ .Values.cloud.retryAfterCap }}
 --mass-delete-threshold={{ .Values.massDelete.threshold }}
 --allow-mass-delete={{ .Values.massDelete.allow }}
 --leader-elect={{ .Values.leaderElection.enabled }}

@@ -104,12 +104,15 @@ class Result:
 
 def run_job(job: Job) -> Result:
     """Run ``job`` to completion on a fresh virtual-clock loop (blocking)."""
-    logging.getLogger("routectl").setLevel(logging.CRITICAL)
+    quiet = logging.getLogger("routectl")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
     loop = SimLoop(start=0.0, noop_cycles=42)
     try:
         return loop.run_until_complete(_simulate(job, cast("MeteredLoop", loop)))
     finally:
         loop.close()
+        quiet.setLevel(level)
 
 
 async def _simulate(job: Job, loop: MeteredLoop) -> Result:

@@ -1,0 +1,106 @@
+"""The request budget (bucket and capped pause) and the fence (no write past the lease)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+import math
+
+import pytest
+
+from routectl.budget import Budget
+from routectl.errors import WriteFencedError
+from routectl.fence import MARGIN, MIN_WRITE, Fence
+from routectl.metrics import Metrics
+
+pytestmark = pytest.mark.looptime
+EPOCH = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
+
+
+def budget(**overrides: float) -> tuple[Budget, Metrics]:
+    metrics = Metrics.create()
+    values = {"qps": 2.0, "burst": 5, "max_pause": 120.0} | overrides
+    made = Budget(
+        qps=values["qps"],
+        burst=int(values["burst"]),
+        max_pause=values["max_pause"],
+        wall_clock=lambda: EPOCH,
+        observer=metrics,
+    )
+    return made, metrics
+
+
+async def test_requests_never_exceed_burst_plus_rate_times_window() -> None:
+    """Any window of W seconds holds at most burst + qps x W requests, the first one too."""
+    made, metrics = budget(qps=2.0, burst=5)
+    loop = asyncio.get_running_loop()
+    times: list[float] = []
+
+    async def request() -> None:
+        await made.spend("poll")
+        times.append(loop.time())
+
+    await asyncio.gather(*(request() for _ in range(60)))
+    for start in times:
+        for window in (0.5, 1.0, 10.0):
+            inside = sum(1 for t in times if start <= t < start + window)
+            assert inside <= 5 + 2 * window + 1e-9
+    assert made.requests["poll"] == 60
+    assert metrics.cloud_requests.labels(operation="poll")._value.get() == 60
+
+
+async def test_a_long_retry_after_is_capped_said_once_and_shown(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An hour's hint pauses every request for the cap only; one WARNING; a gauge says until."""
+    made, metrics = budget(max_pause=120.0)
+    with caplog.at_level(logging.WARNING, logger="routectl.cloud"):
+        assert made.pause(3600.0, what="create: throttled") == 120.0
+        assert made.pause(3600.0, what="create: throttled") == 120.0  # no news: no new line
+    (record,) = caplog.records
+    assert "asked routectl to wait 1h0m0s" in record.getMessage()
+    assert "holding every cloud call back for 2m0s (--cloud-retry-after-cap)" in record.getMessage()
+    assert metrics.cloud_paused_until._value.get() == EPOCH.timestamp() + 120.0
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await made.spend()
+    assert loop.time() - started == pytest.approx(120.0, abs=0.6)
+
+
+@pytest.mark.parametrize("hint", [None, -5.0, 0.0, math.nan])
+async def test_hints_that_are_not_waits_pause_nothing(hint: float | None) -> None:
+    """A missing, negative, zero or NaN retry-after holds nothing back."""
+    made, _ = budget()
+    assert made.pause(hint, what="x") == 0.0
+    assert made.paused_for() == 0.0
+
+
+async def test_an_infinite_hint_is_cut_to_the_cap() -> None:
+    """A date years ahead (or infinity) is honoured for the cap, not for years."""
+    made, _ = budget(max_pause=30.0)
+    assert made.pause(math.inf, what="x") == 30.0
+
+
+async def test_an_open_fence_admits_everything() -> None:
+    """Without leader election the fence never refuses and never cuts a timeout."""
+    fence = Fence(open_=True)
+    assert fence.admit(timeout=30.0, what="create") == 30.0
+
+
+async def test_a_fence_cuts_writes_to_the_lease_and_refuses_near_its_end() -> None:
+    """A write gets at most what the lease still covers; under MIN_WRITE it is not started."""
+    loop = asyncio.get_running_loop()
+    fence = Fence(open_=False)
+    with pytest.raises(WriteFencedError, match="create: not started"):
+        fence.admit(timeout=30.0, what="create")
+    fence.grant(loop.time() + 15.0)
+    assert fence.admit(timeout=30.0, what="create") == pytest.approx(15.0 - MARGIN)
+    assert fence.admit(timeout=5.0, what="create") == 5.0
+    await asyncio.sleep(15.0 - MARGIN - MIN_WRITE + 0.01)
+    with pytest.raises(WriteFencedError):
+        fence.admit(timeout=30.0, what="create")
+    fence.grant(loop.time() + 15.0)
+    fence.revoke()
+    with pytest.raises(WriteFencedError):
+        fence.admit(timeout=30.0, what="create")
