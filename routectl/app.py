@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -22,6 +23,8 @@ from routectl.probes import ProbeServer
 from routectl.reconcile import plan
 from routectl.service import EXIT_OK
 from routectl.wiring import Sources, build_service, gate, load_provider
+
+logger = logging.getLogger("routectl")
 
 
 def default_identity() -> str:
@@ -49,6 +52,8 @@ async def run(settings: Settings) -> int:
         probes = ProbeServer(registry=metrics.registry, ready=service.ready)
         stack.push_async_callback(probes.aclose)
         await probes.start(settings.metrics_bind_address)
+        host = settings.metrics_bind_address.rpartition(":")[0]
+        logger.info("Serving /metrics, /healthz and /readyz on %s:%d", host, probes.port)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, service.stopping.set)

@@ -75,6 +75,10 @@ class Changes:
         self._names |= dirty.names
         self._cidrs |= dirty.cidrs
 
+    def waiting(self) -> list[str]:
+        """The Nodes that wait for their routes, oldest first."""
+        return sorted(self._waiting, key=self._waiting.__getitem__)
+
     def routed(self, names: Iterable[str], *, now: float) -> list[float]:
         """The Nodes ``names`` have all their routes: how long each waited (if it did)."""
         waits = (self._waiting.pop(name, None) for name in names)

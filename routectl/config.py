@@ -31,6 +31,7 @@ from routectl.option import (
     PLAN,
     RUN,
     STRING,
+    Check,
     Option,
     Syntax,
     above,
@@ -59,6 +60,12 @@ __all__ = [  # the parsers are re-exported from routectl.syntax, where they live
     "parse_key_values",
 ]  # fmt: skip
 
+MAX_LEASE_SECONDS = float(2**31 - 1)
+LEASE_SECONDS = Check(
+    reason="must be at least 1s and at most 2147483647s (the Lease's whole seconds)",
+    ok=lambda v: 1.0 <= v <= MAX_LEASE_SECONDS,
+    refuses=(0.5, MAX_LEASE_SECONDS + 1),
+)
 WATCH_GATE = "CloudControllerManagerWatchBasedRoutesReconciliation"
 FEATURE_GATE_DEFAULTS = {WATCH_GATE: True}
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -194,9 +201,10 @@ class Settings:
     allow_mass_delete: bool = option(default=False, group=SYNC, help="lift the mass-delete guard")
     leader_elect: bool = option(default=True, group=ELECTION, help="elect a leader on a Lease")
     leader_elect_lease_duration: float = option(
-        default=15.0, syntax=DURATION, check=above(0.0), group=ELECTION,
-        help="how long a leader's Lease keeps other candidates out",
+        default=15.0, syntax=DURATION, check=LEASE_SECONDS, group=ELECTION,
+        help="how long a leader's Lease keeps other candidates out (whole seconds count)",
     )
+    """The Lease stores whole seconds (an int32): 1s at least, fractions dropped."""
     leader_elect_renew_deadline: float = option(
         default=10.0, syntax=DURATION, check=above(0.0), group=ELECTION,
         help="the leader steps down if it cannot renew its Lease within this",

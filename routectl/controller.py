@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from routectl.apply import Applied, apply_batch, apply_routes
 from routectl.changes import Changes, Dirty
 from routectl.config import Settings
-from routectl.errors import RoutectlError, SyncFailedError
+from routectl.errors import ProviderError, RoutectlError, SyncFailedError
 from routectl.guard import Verdict, guard
 from routectl.informer import NodeStore
 from routectl.listing import Listing, ListingCache
@@ -96,7 +96,11 @@ class Controller:
             self.metrics.sync_duration.observe(self.clock() - started)
 
     async def _reconcile(self, dirty: Dirty, *, fresh: bool) -> bool:
-        listing = await self.listing.get(fresh=fresh or self.changes.needs_full)
+        try:
+            listing = await self.listing.get(fresh=fresh or self.changes.needs_full)
+        except ProviderError as exc:
+            await self.status.routes_blocked(self.changes.waiting(), exc)
+            raise
         work = self._plan(listing, dirty)
         if self.listing.must_relist(work.plan):
             work = self._plan(await self.listing.get(fresh=True), dirty)

@@ -17,6 +17,7 @@ an error means, and plugins translate their SDK's exceptions at their own bounda
       + ProviderError                -- a cloud call failed; transient: retried with backoff
         - ProviderTimeoutError       -- no answer within the per-call timeout (transient)
         - ProviderThrottledError     -- the cloud asked us to slow down (``retry_after``)
+          - CloudPausedError         -- ... for longer than a call retries: the sync fails now
         - ProviderTerminalError      -- retrying cannot help; wait for the next change
         - RouteAlreadyExistsError    -- create of a route that exists: counts as success
         - RouteNotFoundError         -- delete of a route that is gone: counts as success
@@ -99,6 +100,14 @@ class ProviderThrottledError(ProviderError):
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class CloudPausedError(ProviderThrottledError):
+    """The cloud asked for a longer pause than a call retries within: the call fails now.
+
+    ``retry_after`` is the pause routectl grants (the cloud's hint, capped); the sync fails
+    visibly and the worker runs it again when the pause is over.
+    """
 
 
 class ProviderTerminalError(ProviderError):

@@ -36,6 +36,7 @@ import tenacity
 from routectl.budget import Budget
 from routectl.config import Settings, default_of
 from routectl.errors import (
+    CloudPausedError,
     CloudWriteFencedError,
     ProviderError,
     ProviderTerminalError,
@@ -241,10 +242,14 @@ class RateLimitedProvider:
         except TimeoutError:
             raise ProviderTimeoutError(f"{operation} did not answer within {timeout:g}s") from None
         except ProviderThrottledError as exc:
-            granted = self.budget.pause(exc.retry_after, what=f"{operation}: {exc}")
-            if granted == (exc.retry_after or 0.0):
-                raise
-            raise ProviderThrottledError(str(exc), retry_after=granted) from exc
+            asked = exc.retry_after
+            granted = self.budget.pause(asked, what=f"{operation}: {exc}")
+            if asked is not None and asked > self.policy.backoff_cap:
+                raise CloudPausedError(
+                    f"{exc} (the cloud asked to wait {asked:g}s; calls wait {granted:g}s)",
+                    retry_after=granted,
+                ) from exc
+            raise
         except ProviderError:
             raise
         except Exception as exc:
@@ -268,15 +273,14 @@ class RateLimitedProvider:
         return ProviderError(f"{operation}: unexpected failure in the provider: {what}")
 
     def _retryable(self, exc: BaseException) -> bool:
-        """Transient errors are retried in the call, unless a long pause was asked for."""
-        if isinstance(exc, ProviderThrottledError):
-            return (exc.retry_after or 0.0) <= self.policy.backoff_cap
+        """Transient errors are retried in the call; a long pause fails it at once."""
         return isinstance(exc, ProviderError) and not isinstance(
             exc,
             ProviderTerminalError
             | RouteAlreadyExistsError
             | RouteNotFoundError
-            | CloudWriteFencedError,
+            | CloudWriteFencedError
+            | CloudPausedError,
         )
 
     def _wait(self, state: tenacity.RetryCallState) -> float:

@@ -159,7 +159,9 @@ class Informer:
     def _handle(self, event: dict[str, Any]) -> str | None:
         """Apply one watch event to the store; return its resourceVersion."""
         kind, obj = event.get("type"), event.get("object") or {}
-        version = (obj.get("metadata") or {}).get("resourceVersion")
+        metadata = obj.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        version = metadata.get("resourceVersion")
         if kind in ("ADDED", "MODIFIED"):
             view = _parse(obj)
             if view is not None:
@@ -167,7 +169,7 @@ class Informer:
                 if old != view:
                     self._on_change(old, view)
         elif kind == "DELETED":
-            name = (obj.get("metadata") or {}).get("name", "")
+            name = str(metadata.get("name", ""))
             old = self.store.remove(name)
             if old is not None:
                 self._on_change(old, None)

@@ -61,6 +61,8 @@ class LeaderElector:
         self.kube = kube
         self.settings = settings
         self.fence = fence
+        self.lease_seconds = max(1, int(settings.lease_duration))
+        """What the Lease says (whole seconds, truncated as client-go does)."""
         self.is_leader = False
         self._rng = rng
         self._now = wall_clock
@@ -136,7 +138,7 @@ class LeaderElector:
         if acquired:
             # Nobody can have seen this renewal before we sent it: others wait at least
             # lease_duration from then before they may take over.
-            self.fence.grant(started + self.settings.lease_duration)
+            self.fence.grant(started + self.lease_seconds)
         else:
             self._last_complaint = ""
         return acquired
@@ -173,7 +175,7 @@ class LeaderElector:
             }
         spec = spec | {
             "holderIdentity": s.identity,
-            "leaseDurationSeconds": round(s.lease_duration),
+            "leaseDurationSeconds": self.lease_seconds,
             "renewTime": now,
         }
         self._lease = await self.kube.replace_lease(s.namespace, lease | {"spec": spec})
@@ -199,7 +201,7 @@ class LeaderElector:
             "metadata": {"name": s.name, "namespace": s.namespace},
             "spec": {
                 "holderIdentity": s.identity,
-                "leaseDurationSeconds": round(s.lease_duration),
+                "leaseDurationSeconds": self.lease_seconds,
                 "acquireTime": now,
                 "renewTime": now,
                 "leaseTransitions": 0,

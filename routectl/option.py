@@ -40,6 +40,8 @@ from routectl.syntax import (
     parse_bool,
     parse_cluster_cidrs,
     parse_duration,
+    parse_int,
+    parse_number,
 )
 
 if TYPE_CHECKING:
@@ -80,8 +82,8 @@ class RepeatedSyntax(Generic[T]):
 
 DURATION = Syntax(metavar="DURATION", parse=parse_duration, show=format_duration)
 BOOL = Syntax(metavar="BOOL", parse=parse_bool, show=format_bool, bare=True)
-INT = Syntax(metavar="INT", parse=int, show=str)
-NUMBER = Syntax(metavar="NUMBER", parse=float, show=format_number)
+INT = Syntax(metavar="INT", parse=parse_int, show=str)
+NUMBER = Syntax(metavar="NUMBER", parse=parse_number, show=format_number)
 STRING = Syntax(metavar="TEXT", parse=str, show=str)
 OPTIONAL_STRING: Syntax[str | None] = Syntax(metavar="TEXT", parse=str, show=lambda v: v or "")
 KEY_VALUES: RepeatedSyntax[Mapping[str, str]] = RepeatedSyntax(

@@ -27,6 +27,8 @@ from routectl.reconcile import Plan, RouteCreate, desired_condition, routes_crea
 
 logger = logging.getLogger("routectl.controller")
 HTTP_NOT_FOUND = 404
+MAX_BLOCKED_EVENTS = 50
+"""At most this many Nodes are told, per failed listing, that their routes wait."""
 
 
 class KubeWriter(Protocol):
@@ -133,6 +135,17 @@ class NodeStatus:
         node = self._nodes.get(c.route.target_node)
         if node is not None:
             await self.node_event(node, reason="FailedToCreateRoute", message=message)
+
+    async def routes_blocked(self, names: Sequence[str], exc: ProviderError) -> None:
+        """The routes could not even be listed: say so on each Node that waits for one."""
+        for name in names[:MAX_BLOCKED_EVENTS]:
+            node = self._nodes.get(name)
+            if node is not None and node.pod_cidrs:
+                message = (
+                    f"Could not create route {node.uid} {','.join(node.pod_cidrs)} for node "
+                    f"{name}: the cloud's routes could not be listed: {exc}"
+                )
+                await self.node_event(node, reason="FailedToCreateRoute", message=message)
 
     async def report_problems(self, plan: Plan, nodes: Sequence[NodeView], *, full: bool) -> None:
         """Log, count and record each of the plan's problems once, when it first appears."""

@@ -18,6 +18,7 @@ Pure: no I/O, no clock, no logging.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 
@@ -33,6 +34,10 @@ _SECOND_NS = 10**9
 _SUBSECOND_UNITS = (("ms", 10**6), ("µs", 10**3), ("ns", 1))
 
 
+MAX_DURATION = (2**63 - 1) / _SECOND_NS
+"""Go's longest duration (about 292 years): longer ones do not parse there either."""
+
+
 def parse_duration(text: str) -> float:
     """Parse a Go duration (``10s``, ``1m30s``, ``500ms``, ``1.5h``; ``0``) into seconds."""
     stripped = text.strip()
@@ -46,7 +51,25 @@ def parse_duration(text: str) -> float:
         position = match.end()
     if not stripped or position != len(stripped):
         raise ValueError(f"invalid duration {text!r} (use Go syntax such as 10s, 1m30s, 500ms)")
+    if total > MAX_DURATION:
+        raise ValueError(f"invalid duration {text!r}: longer than Go's longest (about 292 years)")
     return total
+
+
+def parse_number(text: str) -> float:
+    """A finite decimal number (``2``, ``0.5``); ``inf`` and ``nan`` are refused."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def parse_int(text: str) -> int:
+    """A decimal integer that fits Go's int32, as Kubernetes' integer flags do."""
+    value = int(text)
+    if not -(2**31) <= value < 2**31:
+        raise ValueError(f"{text!r} does not fit a 32-bit integer")
+    return value
 
 
 def format_duration(seconds: float) -> str:
@@ -103,6 +126,8 @@ def key_values(pairs: Sequence[str]) -> dict[str, str]:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"expected key=value, got {pair!r}")
+        if key.strip() in result:
+            raise ValueError(f"{key.strip()!r} is given twice; give each key once")
         result[key.strip()] = value
     return result
 

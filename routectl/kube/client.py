@@ -64,6 +64,9 @@ def _translated(what: str) -> Iterator[None]:
         raise _error(exc.status or 0, body, what=what) from None
     except (aiohttp.ClientError, TimeoutError) as exc:
         raise KubeError(f"{what}: API server unreachable: {type(exc).__name__}") from None
+    except (ValueError, TypeError, KeyError, AttributeError, UnicodeError) as exc:
+        # A proxy's HTML page, a body of the wrong shape: never a crash, a transient error.
+        raise KubeError(f"{what}: unexpected answer: {type(exc).__name__}: {exc}") from None
 
 
 class KubeClient:
@@ -93,9 +96,10 @@ class KubeClient:
                 await config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
             else:
                 config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
-        except (config.ConfigException, OSError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 -- any malformed file: one line, exit 2
             where = f"--kubeconfig {kubeconfig}" if kubeconfig else "in-cluster configuration"
-            raise ConfigError(f"{where}: cannot load Kubernetes configuration: {exc}") from None
+            detail = " ".join(str(exc).split()) or type(exc).__name__
+            raise ConfigError(f"{where}: cannot load Kubernetes configuration: {detail}") from None
         return cls(client.ApiClient(configuration=cfg), request_timeout=request_timeout)
 
     async def aclose(self) -> None:
@@ -110,8 +114,14 @@ class KubeClient:
             body = await response.read()
             if not 200 <= response.status <= 299:  # noqa: PLR2004 -- HTTP success range
                 raise _error(response.status, body, what=what)
-        parsed = orjson.loads(body) if body else {}
-        return parsed if isinstance(parsed, dict) else {}
+        try:
+            parsed = orjson.loads(body) if body else {}
+        except orjson.JSONDecodeError:
+            kind = response.headers.get("Content-Type", "no content type")
+            raise KubeError(f"{what}: the answer is not JSON ({kind}); a proxy?") from None
+        if not isinstance(parsed, dict):
+            raise KubeError(f"{what}: the answer is not a JSON object")
+        return parsed
 
     async def list_nodes(self, *, page_size: int = 500) -> NodeListing:
         """List every Node, page by page, as one consistent snapshot."""
@@ -127,8 +137,13 @@ class KubeClient:
                     _preload_content=False, _request_timeout=self._timeout(), **kwargs
                 )
                 page = await self._read(response, what="list nodes")
-            items.extend(page.get("items") or [])
+            page_items = page.get("items") or []
+            if not isinstance(page_items, list):
+                raise KubeError("list nodes: the answer's items are not a list")
+            items.extend(page_items)
             metadata = page.get("metadata") or {}
+            if not isinstance(metadata, dict):
+                raise KubeError("list nodes: the answer's metadata is not an object")
             resource_version = str(metadata.get("resourceVersion", resource_version))
             token = metadata.get("continue")
             if not token:
@@ -243,8 +258,10 @@ def _watch_event(line: bytes) -> JsonObj:
         raise KubeError("watch nodes: malformed event line") from None
     if not isinstance(event, dict):
         raise KubeError("watch nodes: malformed event")
+    obj = event.get("object")
+    if not isinstance(obj, dict):
+        raise KubeError("watch nodes: an event without an object")
     if event.get("type") == "ERROR":
-        status = event.get("object") or {}
-        code = int(status.get("code") or 0)
-        raise _error(code, orjson.dumps(status), what="watch nodes")
+        code = obj.get("code")
+        raise _error(code if isinstance(code, int) else 0, orjson.dumps(obj), what="watch nodes")
     return event

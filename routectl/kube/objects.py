@@ -33,6 +33,8 @@ def _text(value: object) -> str:
 
 def parse_node(raw: Mapping[str, Any]) -> NodeView:
     """Turn a Node object into a :class:`NodeView`; prefer ``spec.podCIDRs`` to ``podCIDR``."""
+    if not isinstance(raw, Mapping):
+        raise InvalidObjectError(f"a Node must be a JSON object, not {type(raw).__name__}")
     metadata = _mapping(raw.get("metadata"))
     name = _text(metadata.get("name"))
     if not name:

@@ -10,8 +10,9 @@ distribution (``sim/`` in the repository), which the product does not depend on.
 
 from __future__ import annotations
 
-from routectl.testing.cloud import CloudCall, CloudSettings, FakeCloud, Fault, RouteChange
+from routectl.testing.cloud import CloudCall, CloudSettings, FakeCloud, Fault
 from routectl.testing.fake_provider import FakeProvider
+from routectl.testing.table import RouteChange
 
 __all__ = [
     "CloudCall",

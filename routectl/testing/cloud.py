@@ -18,12 +18,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
-import hashlib
 import random
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
-from routectl.cidr import canonical
 from routectl.errors import (
     ProviderError,
     ProviderTerminalError,
@@ -34,9 +31,7 @@ from routectl.errors import (
 from routectl.model import Route
 from routectl.provider import BatchResult
 from routectl.ratelimit import TokenBucket
-
-if TYPE_CHECKING:
-    from routectl.testing.fake_provider import FakeProvider
+from routectl.testing.table import RouteChange, RouteTable
 
 HANG_SECONDS = 24 * 3600.0
 
@@ -75,16 +70,6 @@ class CloudCall:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class RouteChange:
-    """A route the cloud created or deleted (successfully), and when."""
-
-    time: float
-    cluster: str
-    operation: str
-    route: Route
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Fault:
     """What the cloud does instead of answering normally, for one call."""
 
@@ -110,10 +95,7 @@ class FakeCloud:
         self.max_in_flight = 0
         self.batches = 0
         """Whole-table writes received (each also counted as a create or delete call)."""
-        self._routes: dict[str, dict[str, Route]] = collections.defaultdict(dict)
-        self._recent: dict[str, collections.deque[RouteChange]] = collections.defaultdict(
-            collections.deque
-        )
+        self._tables: dict[str, RouteTable] = {}
         self._faults: dict[str, collections.deque[Fault]] = collections.defaultdict(
             collections.deque
         )
@@ -124,48 +106,52 @@ class FakeCloud:
             else None
         )
 
-    def provider(self, cluster_name: str) -> FakeProvider:
-        """A provider of ``cluster_name``'s routes in this cloud."""
-        from routectl.testing.fake_provider import FakeProvider  # noqa: PLC0415 -- a cycle
-
-        return FakeProvider(cluster_name=cluster_name, options={}, cloud=self)
+    def table(self, cluster: str) -> RouteTable:
+        """The route table of ``cluster`` (made empty on first use)."""
+        if cluster not in self._tables:
+            self._tables[cluster] = RouteTable(
+                cluster=cluster,
+                quota=self.settings.route_quota,
+                list_lag=self.settings.list_lag,
+                enable_node_addresses=self.settings.enable_node_addresses,
+                notify=self._notify,
+            )
+        return self._tables[cluster]
 
     def routes(self, cluster: str) -> list[Route]:
         """The routes of ``cluster`` as they are now (no call is logged)."""
-        return [self._listed(route) for route in self._routes[cluster].values()]
+        return self.table(cluster).routes()
 
     def listing(self, cluster: str) -> list[Route]:
         """What a ListRoutes answers: the table ``list_lag`` seconds ago."""
-        lag = self.settings.list_lag
-        recent = self._recent[cluster]
-        if not lag or not recent:
-            return self.routes(cluster)
-        since = asyncio.get_running_loop().time() - lag
-        while recent and recent[0].time < since:
-            recent.popleft()
-        table = dict(self._routes[cluster])
-        for change in reversed(recent):
-            key = canonical(change.route.destination_cidr)
-            if change.operation == "create":
-                table.pop(key, None)
-            else:
-                table[key] = change.route
-        return [self._listed(route) for route in table.values()]
+        return self.table(cluster).listing()
 
     def add_route(self, cluster: str, route: Route) -> None:
         """Put a route in place behind the controller's back (another actor, or drift)."""
-        self._routes[cluster][canonical(route.destination_cidr)] = route
+        self.table(cluster).put(route)
 
     def remove_route(self, cluster: str, destination_cidr: str) -> None:
         """Remove a route behind the controller's back (drift)."""
-        self._routes[cluster].pop(canonical(destination_cidr), None)
+        self.table(cluster).remove(destination_cidr)
 
     def blackhole_node(self, cluster: str, node: str) -> None:
         """Mark the routes to ``node`` as blackholes, as a cloud does when an instance is gone."""
-        table = self._routes[cluster]
-        for key, route in table.items():
-            if route.target_node == node:
-                table[key] = dataclasses.replace(route, target_node="", blackhole=True)
+        self.table(cluster).blackhole(node)
+
+    def create(self, cluster: str, route: Route, name_hint: str) -> Route:
+        """Create a route in ``cluster``'s table (the body of a create request)."""
+        return self.table(cluster).create(route, name_hint)
+
+    def delete(self, cluster: str, route: Route) -> None:
+        """Delete a route from ``cluster``'s table (the body of a delete request)."""
+        self.table(cluster).delete(route)
+
+    def apply(
+        self, cluster: str, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
+    ) -> BatchResult:
+        """Apply a batch to one table (the body of a whole-table write); per-route results."""
+        self.batches += 1
+        return self.table(cluster).apply(deletes, creates)
 
     def fail_next(self, operation: str, fault: Fault, *, times: int = 1) -> None:
         """Answer the next ``times`` calls of ``operation`` (list, create, delete) so."""
@@ -237,70 +223,6 @@ class FakeCloud:
             return self.settings.list_latency
         return self.settings.write_latency
 
-    def _listed(self, route: Route) -> Route:
-        if self.settings.enable_node_addresses:
-            return dataclasses.replace(route, enable_node_addresses=True)
-        return dataclasses.replace(route, target_node_addresses=(), enable_node_addresses=False)
-
-    def _create(self, cluster: str, route: Route, name_hint: str) -> None:
-        table = self._routes[cluster]
-        key = canonical(route.destination_cidr)
-        if key in table:
-            raise RouteAlreadyExistsError(f"route to {route.destination_cidr} already exists")
-        quota = self.settings.route_quota
-        if quota is not None and len(table) >= quota:
-            raise ProviderTerminalError(f"route quota of {quota} routes per table reached")
-        digest = hashlib.sha256(key.encode()).hexdigest()[:8]
-        table[key] = dataclasses.replace(
-            route,
-            name=f"{cluster}-{name_hint}-{digest}",
-            blackhole=False,
-            enable_node_addresses=False,
-        )
-        self._notify(cluster, "create", table[key])
-
-    def _delete(self, cluster: str, route: Route) -> None:
-        table = self._routes[cluster]
-        key = canonical(route.destination_cidr)
-        existing = table.get(key)
-        if existing is None or existing.target_node != route.target_node:
-            raise RouteNotFoundError(
-                f"no route to {route.destination_cidr} via {route.target_node or 'nothing'}"
-            )
-        del table[key]
-        self._notify(cluster, "delete", existing)
-
-    def apply(
-        self, cluster: str, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
-    ) -> BatchResult:
-        """Apply a batch to one table (the body of a whole-table write); per-route results."""
-        self.batches += 1
-        failed_deletes: dict[int, ProviderError] = {}
-        failed_creates: dict[int, ProviderError] = {}
-        for index, route in enumerate(deletes):
-            try:
-                self._delete(cluster, route)
-            except RouteNotFoundError:
-                pass
-            except ProviderError as exc:
-                failed_deletes[index] = exc
-        for index, (route, hint) in enumerate(creates):
-            try:
-                self._create(cluster, route, hint)
-            except RouteAlreadyExistsError:
-                pass
-            except ProviderError as exc:
-                failed_creates[index] = exc
-        return BatchResult(failed_deletes=failed_deletes, failed_creates=failed_creates)
-
-    def _notify(self, cluster: str, operation: str, route: Route) -> None:
-        change = RouteChange(
-            time=asyncio.get_running_loop().time(),
-            cluster=cluster,
-            operation=operation,
-            route=route,
-        )
-        if self.settings.list_lag:
-            self._recent[cluster].append(change)
+    def _notify(self, change: RouteChange) -> None:
         for listener in self.listeners:
             listener(change)

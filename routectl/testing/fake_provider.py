@@ -1,31 +1,59 @@
-"""The ``fake`` provider plugin: one cluster's routes in a :class:`FakeCloud`.
+"""The ``fake`` provider plugin: one cluster's routes in a simulated cloud.
 
-Built by the plugin loader with ``--provider-option`` values it runs over a private
-simulated cloud configured by them; tests and the simulator hand it a shared cloud.
+* Built by the plugin loader with ``--provider-option`` values, it runs over a private
+  :class:`FakeCloud` configured by them (latency, a server-side budget, a quota, faults).
+* With ``endpoint=<url>`` (and optionally ``client=<name>``, sent as ``X-Client``) it talks
+  HTTP to a shared fake cloud (``routectl_sim.cloudserver``), so several processes can share
+  one cloud; the cloud's own behaviour is then the server's, and other options are refused.
+* Tests and the simulator hand it a shared in-memory cloud (:meth:`FakeProvider.over`).
+
+It takes the request budget: every request (each call is one, in memory; each HTTP request
+over the network) spends it first. A bad option is a ConfigError naming it.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import cast
 
 from routectl.errors import ConfigError
 from routectl.model import Route
-from routectl.provider import BatchResult
+from routectl.provider import BatchResult, RequestBudget
 from routectl.testing.cloud import CloudSettings, FakeCloud
+from routectl.testing.http_cloud import HttpCloud
 
-_OPTIONS: dict[str, Callable[[str], object]] = {
-    "list-latency": float,
-    "write-latency": float,
-    "qps": float,
-    "burst": int,
-    "route-quota": int,
-    "failure-rate": float,
-    "seed": int,
-    "enable-node-addresses": lambda v: v.strip().lower() in {"1", "true", "yes"},
-    "list-lag": float,
-    "whole-table": lambda v: v.strip().lower() in {"1", "true", "yes"},
+
+def _flag(text: str) -> bool:
+    value = text.strip().lower()
+    if value not in {"1", "0", "true", "false", "yes", "no"}:
+        raise ValueError(text)
+    return value in {"1", "true", "yes"}
+
+
+def _number(low: float, high: float = math.inf, *, kind: type = float) -> Callable[[str], object]:
+    def parse(text: str) -> object:
+        value = kind(text)
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ValueError(text)
+        return value
+
+    return parse
+
+
+_OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {
+    "list-latency": (_number(0.0), "seconds >= 0"),
+    "write-latency": (_number(0.0), "seconds >= 0"),
+    "qps": (_number(1e-9), "requests per second > 0"),
+    "burst": (_number(1, kind=int), "an integer >= 1"),
+    "route-quota": (_number(0, kind=int), "an integer >= 0"),
+    "failure-rate": (_number(0.0, 1.0), "a share within 0..1"),
+    "seed": (_number(-math.inf, kind=int), "an integer"),
+    "enable-node-addresses": (_flag, "true or false"),
+    "list-lag": (_number(0.0), "seconds >= 0"),
+    "whole-table": (_flag, "true or false"),
 }
+_REMOTE = frozenset({"endpoint", "client"})
 
 
 def settings_from_options(options: Mapping[str, str]) -> CloudSettings:
@@ -34,73 +62,100 @@ def settings_from_options(options: Mapping[str, str]) -> CloudSettings:
     if unknown:
         raise ConfigError(
             f"--provider-option: unknown option(s) {', '.join(unknown)} for provider fake; "
-            f"known: {', '.join(sorted(_OPTIONS))}"
+            f"known: {', '.join(sorted([*_OPTIONS, *_REMOTE]))}"
         )
     values: dict[str, object] = {}
     for key, text in options.items():
+        parse, expected = _OPTIONS[key]
         try:
-            values[key.replace("-", "_")] = _OPTIONS[key](text)
+            values[key.replace("-", "_")] = parse(text)
         except ValueError:
-            raise ConfigError(f"--provider-option: {key}={text!r} is not a valid value") from None
-    try:
-        return CloudSettings(**values)  # type: ignore[arg-type]
-    except TypeError as exc:  # pragma: no cover - keys are checked above
-        raise ConfigError(str(exc)) from None
+            raise ConfigError(f"--provider-option {key}={text!r}: expected {expected}") from None
+    return CloudSettings(**values)  # type: ignore[arg-type]
+
+
+def _remote(
+    cluster_name: str, options: Mapping[str, str], budget: RequestBudget | None
+) -> HttpCloud:
+    others = sorted(set(options) - _REMOTE)
+    if others:
+        raise ConfigError(
+            f"--provider-option: {', '.join(others)} cannot be set with endpoint= "
+            "(the fake cloud server decides how it behaves)"
+        )
+    endpoint = options["endpoint"]
+    if not endpoint.startswith(("http://", "https://")):
+        raise ConfigError(f"--provider-option endpoint={endpoint!r}: expected an http(s) URL")
+    return HttpCloud(
+        endpoint=endpoint, cluster=cluster_name, client=options.get("client", ""), budget=budget
+    )
 
 
 class FakeProvider:
-    """The ``fake`` provider: one cluster's routes in a :class:`FakeCloud`.
-
-    Built by the plugin loader with ``options`` (``list-latency``, ``write-latency``, ``qps``,
-    ``burst``, ``route-quota``, ``failure-rate``, ``seed``, ``enable-node-addresses``) it runs
-    over a private simulated cloud; tests and the simulator pass a shared ``cloud`` instead.
-    """
+    """The ``fake`` provider: one cluster's routes in a :class:`FakeCloud`, or over HTTP."""
 
     def __init__(
-        self, *, cluster_name: str, options: Mapping[str, str], cloud: FakeCloud | None = None
+        self,
+        *,
+        cluster_name: str,
+        options: Mapping[str, str],
+        cloud: FakeCloud | None = None,
+        budget: RequestBudget | None = None,
     ) -> None:
         self.cluster_name = cluster_name
-        self.cloud = cloud if cloud is not None else FakeCloud(settings_from_options(options))
+        self.budget = budget
+        self.remote = _remote(cluster_name, options, budget) if "endpoint" in options else None
+        if cloud is None:
+            cloud = FakeCloud(settings_from_options(options if self.remote is None else {}))
+        self.cloud = cloud
+
+    @classmethod
+    def over(cls, cloud: FakeCloud, cluster_name: str) -> FakeProvider:
+        """A provider of ``cluster_name``'s routes in the shared ``cloud`` (no budget)."""
+        return cls(cluster_name=cluster_name, options={}, cloud=cloud)
 
     async def list_routes(self) -> Collection[Route]:
         """List the cluster's routes."""
-        result = await self.cloud.serve(
-            self.cluster_name, "list", lambda: self.cloud.listing(self.cluster_name)
-        )
+        if self.remote is not None:
+            return await self.remote.list()
+        result = await self._serve("list", lambda: self.cloud.listing(self.cluster_name))
         return tuple(cast("list[Route]", result))
 
     async def create_route(self, route: Route, *, name_hint: str) -> None:
         """Create one route."""
-        await self.cloud.serve(
-            self.cluster_name,
-            "create",
-            lambda: self.cloud._create(self.cluster_name, route, name_hint),  # noqa: SLF001
-        )
+        if self.remote is not None:
+            await self.remote.create(route, name_hint)
+            return
+        await self._serve("create", lambda: self.cloud.create(self.cluster_name, route, name_hint))
 
     async def delete_route(self, route: Route) -> None:
         """Delete one route."""
-        await self.cloud.serve(
-            self.cluster_name,
-            "delete",
-            lambda: self.cloud._delete(self.cluster_name, route),  # noqa: SLF001
-        )
+        if self.remote is not None:
+            await self.remote.delete(route)
+            return
+        await self._serve("delete", lambda: self.cloud.delete(self.cluster_name, route))
 
     @property
     def supports_batch(self) -> bool:
         """True in whole-table mode: :meth:`apply_routes` writes a batch in one call."""
-        return self.cloud.settings.whole_table
+        return self.remote is None and self.cloud.settings.whole_table
 
     async def apply_routes(
         self, *, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
     ) -> BatchResult:
         """Apply deletes, then creates, as one write of the table (one request)."""
         operation = "create" if creates else "delete"
-        outcome = await self.cloud.serve(
-            self.cluster_name,
-            operation,
-            lambda: self.cloud.apply(self.cluster_name, deletes, creates),
+        outcome = await self._serve(
+            operation, lambda: self.cloud.apply(self.cluster_name, deletes, creates)
         )
         return cast("BatchResult", outcome)
 
     async def aclose(self) -> None:
-        """Nothing to release."""
+        """Close the HTTP session, if there is one."""
+        if self.remote is not None:
+            await self.remote.aclose()
+
+    async def _serve(self, operation: str, action: Callable[[], object]) -> object:
+        if self.budget is not None:
+            await self.budget.spend(operation)
+        return await self.cloud.serve(self.cluster_name, operation, action)

@@ -53,6 +53,7 @@ NARROWER = {
     "logging.verbosity": "the chart documents klog's range, 0 to 10",
     "metrics.port": "the container drops every capability, so no port below 1024",
     "provider.name": "the chart requires a plugin's entry-point name",
+    "leaderElection.leaseDuration": "whole h/m/s only: a schema cannot tell 1.5s from 0.5s",
 }
 """Values whose schema is narrower than the binary on purpose (never wider)."""
 

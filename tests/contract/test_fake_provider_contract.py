@@ -63,7 +63,22 @@ def test_options_build_the_cloud() -> None:
     ("options", "message"),
     [
         pytest.param({"latency": "1"}, "unknown option(s) latency", id="unknown"),
-        pytest.param({"qps": "fast"}, "qps='fast' is not a valid value", id="bad-value"),
+        pytest.param(
+            {"qps": "fast"}, "qps='fast': expected requests per second > 0", id="bad-value"
+        ),
+        pytest.param(
+            {"write-latency": "-1"}, "write-latency='-1': expected seconds >= 0", id="negative"
+        ),
+        pytest.param({"burst": "0"}, "burst='0': expected an integer >= 1", id="zero-burst"),
+        pytest.param({"failure-rate": "nan"}, "failure-rate='nan'", id="nan"),
+        pytest.param({"list-latency": "inf"}, "list-latency='inf'", id="infinite"),
+        pytest.param(
+            {"whole-table": "maybe"}, "whole-table='maybe': expected true or false", id="bool"
+        ),
+        pytest.param({"endpoint": "localhost:80"}, "expected an http(s) URL", id="endpoint"),
+        pytest.param(
+            {"endpoint": "http://x", "qps": "1"}, "qps cannot be set with endpoint=", id="both"
+        ),
     ],
 )
 def test_bad_options_fail_clearly(options, message) -> None:
@@ -99,7 +114,7 @@ class TestFakeProviderWholeTable(ProviderContract):
 async def test_a_batch_is_one_write_with_per_route_results() -> None:
     """apply_routes deletes first, then creates, in one request, and reports failures by index."""
     cloud = FakeCloud(CloudSettings(whole_table=True, route_quota=2))
-    p = cloud.provider("c")
+    p = FakeProvider.over(cloud, "c")
     assert batch_capable(p)
     old = Route(target_node="gone", destination_cidr="10.0.1.0/24")
     cloud.add_route("c", old)
@@ -117,7 +132,7 @@ async def test_a_batch_is_one_write_with_per_route_results() -> None:
 async def test_rate_limited_provider_passes_batches_through_one_token() -> None:
     """The gate forwards the capability and spends one token per batch."""
     cloud = FakeCloud(CloudSettings(whole_table=True))
-    gate = gated(cloud.provider("c"), CallPolicy(qps=1.0, burst=1))
+    gate = gated(FakeProvider.over(cloud, "c"), CallPolicy(qps=1.0, burst=1))
     assert gate.supports_batch
     creates = [
         (Route(target_node=f"n{i}", destination_cidr=f"10.0.{i}.0/24"), "h") for i in range(50)
@@ -125,4 +140,4 @@ async def test_rate_limited_provider_passes_batches_through_one_token() -> None:
     await gate.apply_routes(deletes=[], creates=creates)
     assert gate.statistics().count("batch", "ok") == 1
     assert len(cloud.routes("c")) == 50
-    assert not gated(FakeCloud().provider("c"), CallPolicy()).supports_batch
+    assert not gated(FakeProvider.over(FakeCloud(), "c"), CallPolicy()).supports_batch

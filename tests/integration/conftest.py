@@ -17,7 +17,7 @@ from routectl.gate import RateLimitedProvider
 from routectl.kube import KubeClient
 from routectl.metrics import Metrics
 from routectl.service import Service
-from routectl.testing import CloudSettings, FakeCloud
+from routectl.testing import CloudSettings, FakeCloud, FakeProvider
 from routectl.wiring import Sources, build_service
 from routectl_sim.apiserver import FakeApiServer
 
@@ -103,7 +103,7 @@ class Cluster:
         service = build_service(
             config,
             kube=kube,
-            provider=self.cloud.provider(CLUSTER),
+            provider=FakeProvider.over(self.cloud, CLUSTER),
             metrics=metrics,
             identity=identity,
             sources=Sources.system(),

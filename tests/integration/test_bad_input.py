@@ -192,12 +192,13 @@ async def test_cidr_claimed_by_two_nodes_goes_to_the_first_name_without_flapping
 class IPv4OnlyCloud(FakeCloud):
     """A cloud whose networks do not route IPv6 (like Hetzner's): such creates are terminal."""
 
-    def _create(self, cluster: str, route: Route, name_hint: str) -> None:
+    def create(self, cluster: str, route: Route, name_hint: str) -> Route:
+        """Refuse IPv6 destinations, as the network would."""
         if ":" in route.destination_cidr:
             raise ProviderTerminalError(
                 f"route to {route.destination_cidr}: this network does not route IPv6"
             )
-        super()._create(cluster, route, name_hint)
+        return super().create(cluster, route, name_hint)
 
 
 async def test_family_the_provider_cannot_route_fails_loudly_and_retries_slowly(
@@ -229,9 +230,9 @@ class CloudWithForeignRoutes(FakeCloud):
         Route(target_node="", destination_cidr="not-a-cidr", name="junk"),
     )
 
-    def routes(self, cluster: str) -> list[Route]:
+    def listing(self, cluster: str) -> list[Route]:
         """The cluster's routes, and the unparsable ones."""
-        return [*super().routes(cluster), *self.foreign]
+        return [*super().listing(cluster), *self.foreign]
 
 
 async def test_routes_with_unparsable_cidrs_are_reported_and_never_deleted(

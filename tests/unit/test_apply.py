@@ -8,9 +8,11 @@ import pytest
 
 from routectl.apply import apply_batch, apply_routes
 from routectl.errors import ProviderError, ProviderTerminalError
+from routectl.gate import CallPolicy
 from routectl.model import Route
 from routectl.reconcile import Plan, RouteCreate
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
+from tests.fakes import gated
 
 pytestmark = pytest.mark.looptime
 
@@ -42,7 +44,9 @@ async def test_everything_runs_concurrently() -> None:
     plan = Plan(
         deletes=stale, creates=tuple(create(f"n{i}", f"10.244.{50 + i}.0/24") for i in range(5))
     )
-    applied = await apply_routes(plan, provider=cloud.provider("c"), on_create_failed=Failures())
+    applied = await apply_routes(
+        plan, provider=FakeProvider.over(cloud, "c"), on_create_failed=Failures()
+    )
     assert len(applied.created) == 5
     assert len(applied.deleted) == 5
     assert applied.changed
@@ -57,7 +61,9 @@ async def test_a_replacing_create_waits_for_its_delete_and_skips_if_it_failed() 
     cloud.fail_next("delete", Fault(error=ProviderError("boom")))
     failures = Failures()
     plan = Plan(deletes=(stale,), creates=(create("new", "10.244.1.0/24", stale),))
-    applied = await apply_routes(plan, provider=cloud.provider("c"), on_create_failed=failures)
+    applied = await apply_routes(
+        plan, provider=FakeProvider.over(cloud, "c"), on_create_failed=failures
+    )
     assert cloud.count("create") == 0
     assert [c.route.target_node for c, _ in applied.failed] == ["new"]
     assert [str(e) for e in applied.errors] == ["boom"]
@@ -99,7 +105,7 @@ async def test_a_failed_create_is_reported_as_soon_as_known() -> None:
 async def test_batch_reports_each_failed_route() -> None:
     """A batched write reports per route; a whole failed call fails every route of it."""
     cloud = FakeCloud(CloudSettings(whole_table=True, route_quota=1))
-    provider = cloud.provider("c")
+    provider = FakeProvider.over(cloud, "c")
     failures = Failures()
     plan = Plan(creates=(create("a", "10.244.1.0/24"), create("b", "10.244.2.0/24")))
     applied = await apply_batch(plan, provider=provider, on_create_failed=failures)
@@ -110,3 +116,24 @@ async def test_batch_reports_each_failed_route() -> None:
     applied = await apply_batch(again, provider=provider, on_create_failed=failures)
     assert not applied.changed
     assert len(applied.errors) == 2
+
+
+async def test_cancelling_the_sync_cancels_every_write_it_planned() -> None:
+    """Writes are children of the sync: once it is cancelled, none of them starts."""
+    cloud = FakeCloud()
+    for i in range(10):
+        cloud.add_route("c", route(f"gone{i}", f"10.244.{i}.0/24"))
+    provider = gated(FakeProvider.over(cloud, "c"), CallPolicy(qps=1.0, burst=1))
+    plan = Plan(
+        deletes=tuple(cloud.listing("c")),
+        creates=tuple(create(f"n{i}", f"10.244.{50 + i}.0/24") for i in range(10)),
+    )
+    task = asyncio.create_task(apply_routes(plan, provider=provider, on_create_failed=Failures()))
+    await asyncio.sleep(3.5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    sent = len(cloud.calls)
+    assert 0 < sent < 20
+    await asyncio.sleep(60)
+    assert len(cloud.calls) == sent

@@ -8,7 +8,7 @@ from typing import Any
 from routectl.config import OPTIONS, Settings, parse_cluster_cidrs
 from routectl.gate import UNLIMITED, CallPolicy, call_policy
 from routectl.metrics import Metrics
-from routectl.testing import FakeCloud
+from routectl.testing import FakeCloud, FakeProvider
 from routectl.wiring import Sources, gate
 from tests.fakes import gated
 
@@ -60,7 +60,7 @@ def test_zero_qps_means_no_client_side_limit() -> None:
     """``--cloud-qps=0`` gives a bucket so large no call waits, which the gate accepts."""
     policy = call_policy(Settings(**REQUIRED, cloud_qps=0.0))
     assert (policy.qps, policy.burst) == (UNLIMITED, int(UNLIMITED))
-    gated(FakeCloud().provider("c"), policy)
+    gated(FakeProvider.over(FakeCloud(), "c"), policy)
 
 
 def test_the_service_gate_uses_the_settings_policy() -> None:
@@ -68,6 +68,9 @@ def test_the_service_gate_uses_the_settings_policy() -> None:
     for qps in (0.0, 2.0):
         settings = Settings(**REQUIRED, cloud_qps=qps, cloud_burst=4)
         gated = gate(
-            FakeCloud().provider("c"), settings, metrics=Metrics.create(), sources=Sources.system()
+            FakeProvider.over(FakeCloud(), "c"),
+            settings,
+            metrics=Metrics.create(),
+            sources=Sources.system(),
         )
         assert gated.policy == call_policy(settings)

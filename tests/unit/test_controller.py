@@ -20,7 +20,7 @@ from routectl.metrics import Metrics
 from routectl.model import NodeView, Route
 from routectl.queue import Batch
 from routectl.status import NodeStatus
-from routectl.testing import FakeCloud, Fault
+from routectl.testing import FakeCloud, FakeProvider, Fault
 from tests.fakes import RecordingKube
 
 pytestmark = pytest.mark.looptime
@@ -57,7 +57,7 @@ def rig(cloud: FakeCloud | None = None, **overrides: Any) -> Rig:
     settings = Settings(cluster_cidrs=(ip_network("10.244.0.0/16"),), provider="fake", **overrides)
     kube, store, changes, metrics = RecordingKube(), NodeStore(), Changes(), Metrics.create()
     clock = asyncio.get_running_loop().time
-    provider = cloud.provider("c")
+    provider = FakeProvider.over(cloud, "c")
     controller = Controller(
         settings=settings,
         store=store,

@@ -10,7 +10,7 @@ import pytest
 from routectl.listing import ListingCache
 from routectl.model import Route
 from routectl.reconcile import Plan
-from routectl.testing import FakeCloud
+from routectl.testing import FakeCloud, FakeProvider
 
 pytestmark = pytest.mark.looptime
 CLUSTER_CIDRS = (ip_network("10.244.0.0/16"),)
@@ -22,7 +22,7 @@ def route(node: str, cidr: str) -> Route:
 
 def cache(cloud: FakeCloud, max_age: float = 60.0) -> ListingCache:
     return ListingCache(
-        provider=cloud.provider("c"),
+        provider=FakeProvider.over(cloud, "c"),
         cluster_cidrs=CLUSTER_CIDRS,
         max_age=max_age,
         clock=asyncio.get_running_loop().time,

@@ -33,7 +33,7 @@ def route(i: int) -> Route:
 
 def gate(cloud: FakeCloud, **policy) -> RateLimitedProvider:
     defaults = {"qps": 2.0, "burst": 5, "backoff_base": 1.0, "backoff_cap": 8.0}
-    return gated(cloud.provider("c"), CallPolicy(**(defaults | policy)))
+    return gated(FakeProvider.over(cloud, "c"), CallPolicy(**(defaults | policy)))
 
 
 def max_calls_in_window(times: list[float], window: float) -> int:
@@ -173,9 +173,9 @@ async def test_concurrency_is_bounded() -> None:
 async def test_invalid_policy_is_refused() -> None:
     """A zero rate or concurrency is a configuration error, not a hang."""
     with pytest.raises(ValueError, match="qps"):
-        gated(FakeCloud().provider("c"), CallPolicy(qps=0))
+        gated(FakeProvider.over(FakeCloud(), "c"), CallPolicy(qps=0))
     with pytest.raises(ValueError, match="concurrency"):
-        gated(FakeCloud().provider("c"), CallPolicy(concurrency=0))
+        gated(FakeProvider.over(FakeCloud(), "c"), CallPolicy(concurrency=0))
 
 
 @pytest.mark.timeout(30)
@@ -241,7 +241,7 @@ async def test_a_long_retry_after_fails_the_call_at_once_and_pauses_every_call()
 async def test_a_write_the_fence_refuses_is_never_sent() -> None:
     """A closed fence stops creates and deletes before the cloud sees them; lists still go."""
     cloud = FakeCloud()
-    provider = gated(cloud.provider("c"), CallPolicy(), fence=Fence(open_=False))
+    provider = gated(FakeProvider.over(cloud, "c"), CallPolicy(), fence=Fence(open_=False))
     with pytest.raises(CloudWriteFencedError):
         await provider.create_route(route(1), name_hint="h")
     with pytest.raises(CloudWriteFencedError):
@@ -258,7 +258,9 @@ async def test_a_write_never_outlives_the_lease() -> None:
     fence = Fence(open_=False)
     loop = asyncio.get_running_loop()
     fence.grant(loop.time() + 10.0)
-    provider = gated(cloud.provider("c"), CallPolicy(timeout=30.0, max_attempts=1), fence=fence)
+    provider = gated(
+        FakeProvider.over(cloud, "c"), CallPolicy(timeout=30.0, max_attempts=1), fence=fence
+    )
     with pytest.raises(ProviderTimeoutError):
         await provider.create_route(route(1), name_hint="h")
     assert loop.time() <= 10.0
@@ -267,6 +269,8 @@ async def test_a_write_never_outlives_the_lease() -> None:
 async def test_a_plugin_that_paces_itself_takes_the_tokens() -> None:
     """With the budget handed to the plugin, the gate spends no token of its own."""
     budget = Budget(qps=1.0, burst=1, max_pause=60.0, wall_clock=EPOCH_CLOCK)
-    provider = gated(FakeCloud().provider("c"), CallPolicy(qps=1.0, burst=1), budget=budget)
+    provider = gated(
+        FakeProvider.over(FakeCloud(), "c"), CallPolicy(qps=1.0, burst=1), budget=budget
+    )
     await provider.create_route(route(1), name_hint="h")
     assert budget.requests == {}

@@ -111,7 +111,9 @@ class Pool:
         try:
             kube = await KubeClient.connect(kubeconfig=self.settings.kubeconfig)
             metrics = Metrics.create()
-            inner = _Fenced(self.cloud.provider(self.settings.cluster_name), self, identity)
+            inner = _Fenced(
+                FakeProvider.over(self.cloud, self.settings.cluster_name), self, identity
+            )
             service = build_service(
                 self.settings,
                 kube=kube,

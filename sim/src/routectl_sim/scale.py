@@ -26,7 +26,7 @@ from pathlib import Path
 
 from routectl.kube import KubeClient
 from routectl.metrics import Metrics
-from routectl.testing import FakeCloud
+from routectl.testing import FakeCloud, FakeProvider
 from routectl.wiring import Sources, build_service
 from routectl_sim.apiserver import FakeApiServer
 from routectl_sim.measure import COMPONENT, MeteredLoop, Recorder, rss_bytes
@@ -79,7 +79,7 @@ async def measure(nodes: int) -> dict[str, float]:
                 service = build_service(
                     settings,
                     kube=kube,
-                    provider=cloud.provider(CLUSTER),
+                    provider=FakeProvider.over(cloud, CLUSTER),
                     metrics=metrics,
                     identity="scale",
                     sources=Sources.system(),

@@ -38,6 +38,8 @@ class _Failure:
     remaining: int
     retry_after: int | None
     watch: bool | None
+    body: bytes | None = None
+    """Answer with these bytes (text/html) instead of a ``Status``: an auth proxy's page."""
 
     def matches(self, request: web.Request) -> bool:
         if self.remaining <= 0 or request.method != self.method:
@@ -87,6 +89,7 @@ class Faults:
         times: int,
         retry_after: int | None,
         watch: bool | None,
+        body: bytes | None = None,
     ) -> None:
         """Queue an injected failure (see the module docstring)."""
         self._failures.append(
@@ -97,6 +100,7 @@ class Faults:
                 remaining=times,
                 retry_after=retry_after,
                 watch=watch,
+                body=body,
             )
         )
 
@@ -113,5 +117,9 @@ class Faults:
             if failure.matches(request):
                 failure.remaining -= 1
                 self._failures = [f for f in self._failures if f.remaining > 0]
+                if failure.body is not None:
+                    return web.Response(
+                        status=failure.status, body=failure.body, content_type="text/html"
+                    )
                 raise generic(failure.status, retry_after=failure.retry_after)
         return await handler(request)

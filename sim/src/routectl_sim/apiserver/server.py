@@ -325,11 +325,13 @@ class FakeApiServer:
         times: int = 1,
         retry_after: int | None = None,
         watch: bool | None = None,
+        body: bytes | None = None,
     ) -> None:
         """Answer the next ``times`` matching requests with a ``Status`` of code ``status``.
 
         ``path_regex`` is searched in the path (without the query); ``watch`` narrows the
-        match to watch (``True``) or non-watch (``False``) requests.
+        match to watch (``True``) or non-watch (``False``) requests. With ``body``, the answer
+        is those bytes as ``text/html`` instead (an auth proxy's page, say).
         """
         self._faults.fail_next(
             method=method,
@@ -338,6 +340,7 @@ class FakeApiServer:
             times=times,
             retry_after=retry_after,
             watch=watch,
+            body=body,
         )
 
     def forbid(self, *, verb: str, resource: str) -> None:

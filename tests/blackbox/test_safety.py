@@ -1,0 +1,190 @@
+"""Safety under faults, proved on the real process: no write without the lease, no silent
+stall, no crash on a bad answer, exit 2 with one line on a bad flag."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import signal
+
+import pytest
+
+from routectl.model import Route
+from routectl_sim.cloudserver import Scripted
+from tests.blackbox.conftest import FAST_LEASE, Bench, Routectl, node, until
+
+pytestmark = pytest.mark.blackbox
+
+
+async def leader_of(bench: Bench, *candidates: Routectl) -> Routectl:
+    """Wait until one of ``candidates`` holds the Lease; return it."""
+    await until(lambda: bench.holder() != "", within=30)
+    (leader,) = [c for c in candidates if bench.holder().startswith(f"{c.name}_")]
+    return leader
+
+
+async def test_a_paused_leader_writes_nothing_after_the_takeover(bench: Bench) -> None:
+    """Leader SIGSTOPped past its lease mid-work; the standby takes over; resumed, the old
+    leader sends no cloud write, and exits 1."""
+    for i in range(1, 31):
+        bench.apiserver.create_node(node(f"n{i}", f"10.244.{i}.0/24"))
+    slow = ("--cloud-qps=2", "--cloud-burst=1", *FAST_LEASE)
+    a = await bench.start(bench.args(*slow, client="a"), name="a")
+    await until(lambda: bench.holder().startswith("a_"))
+    b = await bench.start(bench.args(*slow, client="b"), name="b")
+    await until(lambda: len(bench.cloud.writes(client="a")) >= 3, within=30)
+    a.pause()  # with most of its 30 creates still queued behind its budget
+    await until(lambda: bench.holder().startswith("b_"), within=30)
+    taken_over = asyncio.get_running_loop().time()
+    a.resume()
+    assert await a.exit_code(within=30) == 1
+    assert a.logged("Leadership lost, exiting")
+    late = bench.cloud.writes(client="a", since=taken_over)
+    assert late == [], f"the old leader wrote after the takeover: {late}"
+    await until(lambda: len(bench.routes()) == 30, within=60)
+    assert await b.stop() == 0
+
+
+async def test_sigterm_stops_writes_before_the_lease_is_released(bench: Bench) -> None:
+    """On SIGTERM, writes in flight finish (or are cancelled at the grace period) before the
+    Lease is handed back; none starts after."""
+    bench.cloud.cloud.settings = dataclasses.replace(bench.cloud.cloud.settings, write_latency=0.2)
+    for i in range(1, 101):
+        gone = Route(target_node=f"gone{i}", destination_cidr=f"10.244.{i}.0/24")
+        bench.cloud.cloud.add_route("kubernetes", gone)  # stale: to be deleted
+    flags = (
+        "--cloud-qps=20",
+        "--cloud-burst=1",
+        "--graceful-shutdown-timeout=1s",
+        "--allow-mass-delete",
+        *FAST_LEASE,
+    )
+    a = await bench.start(bench.args(*flags, client="a"), name="a")
+    await until(lambda: len(bench.cloud.writes(client="a")) >= 10, within=30)
+    released: list[float] = []
+
+    async def watch_release() -> None:
+        await until(lambda: bench.holder() == "", within=60, step=0.01)
+        released.append(asyncio.get_running_loop().time())
+
+    watcher = asyncio.create_task(watch_release())
+    assert await a.stop(signal.SIGTERM) == 0
+    await watcher
+    assert bench.cloud.writes(client="a", since=released[0]) == []
+    assert len(bench.cloud.writes(client="a")) < 100  # it really was stopped mid-work
+    assert a.logged("Released lease kube-system/routectl")
+
+
+async def test_an_hour_long_retry_after_is_capped_said_and_shown(bench: Bench) -> None:
+    """Retry-After: 3600 on a create: a WARNING says both waits, the pause gauge shows until
+    when, the Node gets FailedToCreateRoute, and the route comes after the cap, not the hour."""
+    bench.cloud.answer_next(
+        "create",
+        Scripted(status=429, body=b'{"message": "slow down"}', headers={"Retry-After": "3600"}),
+    )
+    bench.apiserver.create_node(node("n1", "10.244.1.0/24"))
+    a = await bench.start(bench.args("--cloud-retry-after-cap=3s", "--leader-elect=false"))
+    await until(lambda: a.logged("asked routectl to wait 1h0m0s"), within=30)
+    (line,) = a.logged("asked routectl to wait")
+    assert "WARNING" in line
+    assert "holding every cloud call back for 3s (--cloud-retry-after-cap)" in line
+    assert await a.metric("routectl_cloud_calls_paused_until_seconds") > 0
+    await until(lambda: any(e["reason"] == "FailedToCreateRoute" for e in bench.apiserver.events()))
+    await until(lambda: bench.routes() == {("n1", "10.244.1.0/24")}, within=30)
+    await until(lambda: bench.condition("n1") == ("False", "RouteCreated"), within=30)
+    assert (
+        await a.metric("route_controller_route_sync_total", trigger="node_change", outcome="error")
+        + await a.metric("route_controller_route_sync_total", trigger="periodic", outcome="error")
+        >= 1
+    )
+    assert await a.stop() == 0
+
+
+@pytest.mark.parametrize(
+    ("answer", "surprise"),
+    [
+        pytest.param(Scripted(status=200, body=b'{"wrong": "shape"}'), True, id="wrong-shape"),
+        pytest.param(Scripted(status=200, body=b"<html>login</html>"), True, id="html-page"),
+        pytest.param(Scripted(status=200, body=b'{"routes": [{"name": 1}]}'), True, id="fields"),
+        pytest.param(Scripted(reset=True), False, id="connection-reset"),
+    ],
+)
+async def test_a_garbage_cloud_answer_is_retried_not_fatal(
+    bench: Bench, answer: Scripted, surprise: bool
+) -> None:
+    """Listings answered with garbage fail the sync, which is retried; the plugin's surprise
+    is logged with its traceback once; the process keeps going and converges."""
+    bench.cloud.answer_next("list", answer, times=10)  # more than one call's four attempts
+    bench.apiserver.create_node(node("n1", "10.244.1.0/24"))
+    a = await bench.start(bench.args("--leader-elect=false"))
+    await until(lambda: bench.routes() == {("n1", "10.244.1.0/24")}, within=60)
+    assert a.process.returncode is None
+    assert (await a.get("/healthz"))[0] == 200
+    assert a.logged("Couldn't reconcile node routes")
+    if surprise:
+        assert len(a.logged(r"The provider failed unexpectedly in list \(")) == 1
+        assert a.logged("failed unexpectedly in list again")
+        assert len(a.logged("^Traceback")) == 1
+    else:
+        assert a.logged("connection failed")
+        assert not a.logged("^Traceback")
+    assert await a.stop() == 0
+
+
+async def test_a_node_list_answered_with_an_html_page_is_not_fatal(bench: Bench) -> None:
+    """An auth proxy's HTML page on LIST nodes: not ready, logged, retried; then it works."""
+    bench.apiserver.fail_next(
+        method="GET",
+        path_regex="/api/v1/nodes$",
+        status=200,
+        times=2,
+        body=b"<html>sign in</html>",
+        watch=False,
+    )
+    bench.apiserver.create_node(node("n1", "10.244.1.0/24"))
+    a = await bench.start(bench.args("--leader-elect=false"))
+    await until(lambda: a.logged("the answer is not JSON"), within=30)
+    await until(lambda: bench.routes() == {("n1", "10.244.1.0/24")}, within=60)
+    assert (await a.get("/readyz"))[0] == 200
+    assert not a.logged("Traceback")
+    assert await a.stop() == 0
+
+
+@pytest.mark.parametrize(
+    ("flag", "names"),
+    [
+        pytest.param("--cloud-qps=inf", "--cloud-qps", id="infinite-qps"),
+        pytest.param(
+            "--leader-elect-lease-duration=900ms",
+            "--leader-elect-lease-duration",
+            id="sub-second-lease",
+        ),
+        pytest.param(
+            "--route-resync-period=9999999999h", "--route-resync-period", id="overflowing-duration"
+        ),
+        pytest.param("--cloud-burst=99999999999", "--cloud-burst", id="overflowing-int"),
+        pytest.param("--provider-option=seed=1", "'seed' is given twice", id="duplicate-option"),
+        pytest.param(
+            "--provider-option=write-latency=-1", "write-latency", id="negative-fake-option"
+        ),
+    ],
+)
+async def test_bad_flags_exit_2_with_one_line(bench: Bench, flag: str, names: str) -> None:
+    """A flag that would pass validation and fail later exits 2 at start-up, one line naming it."""
+    args = [a for a in bench.args(flag) if "endpoint=" not in a and "client=" not in a]
+    if "seed=1" in flag:
+        args.append("--provider-option=seed=2")
+    a = await bench.start(args, wait=False)
+    assert await a.exit_code() == 2
+    (line,) = [line for line in a.lines if line.strip()]
+    assert names in line
+
+
+async def test_a_kubeconfig_that_is_not_yaml_exits_2_with_one_line(bench: Bench) -> None:
+    """A broken kubeconfig is one line and exit 2, not a traceback."""
+    bench.kubeconfig.write_text("clusters: [\n  - {{{ not yaml")
+    a = await bench.start(bench.args(), wait=False)
+    assert await a.exit_code() == 2
+    (line,) = [line for line in a.lines if line.strip()]
+    assert "--kubeconfig" in line
+    assert "cannot load Kubernetes configuration" in line
