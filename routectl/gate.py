@@ -47,13 +47,13 @@ from routectl.errors import (
 )
 from routectl.fence import Fence
 from routectl.model import Route
-from routectl.provider import BatchResult, RouteProvider, batch_capable
+from routectl.provider import BatchResult, RouteProvider, batch_capable, replace_capable
 from routectl.ratelimit import backoff_delay
 
 UNLIMITED = 1e9
 """The bucket of ``--cloud-qps=0``: so large no call ever waits."""
 T = TypeVar("T")
-WRITES = frozenset({"create", "delete", "batch"})
+WRITES = frozenset({"create", "delete", "batch", "replace"})
 _SUCCESSES = frozenset({("create", "already_exists"), ("delete", "not_found")})
 logger = logging.getLogger("routectl.cloud")
 
@@ -192,6 +192,22 @@ class RateLimitedProvider:
             return await inner.apply_routes(deletes=deletes, creates=creates)
 
         return await self._call("batch", batch)
+
+    @property
+    def supports_replace(self) -> bool:
+        """Whether the wrapped provider replaces routes in one call (ReplaceRouteProvider)."""
+        return replace_capable(self.inner)
+
+    async def replace_route(self, old: Route, new: Route, *, name_hint: str) -> None:
+        """One replace through the gate (a write: fenced, paced, retried)."""
+        inner = self.inner
+        if not replace_capable(inner):
+            raise TypeError("the wrapped provider does not replace routes")
+
+        async def replace() -> None:
+            await inner.replace_route(old, new, name_hint=name_hint)
+
+        await self._call("replace", replace)
 
     async def aclose(self) -> None:
         """Close the wrapped provider."""

@@ -79,6 +79,34 @@ def batch_capable(provider: object) -> TypeGuard[BatchRouteProvider]:
     )
 
 
+class ReplaceRouteProvider(RouteProvider, Protocol):
+    """The optional capability of clouds that can repoint a route in one call.
+
+    When a Node's address changes, or a pod CIDR moves to another Node, the route to the
+    same destination must target something else. Without this capability that is a delete
+    and then a create (two writes, a gap between them); AWS's ``ReplaceRoute`` does it in
+    one. ``replace_route(old, new)`` makes the route ``old`` (as listed) target what
+    ``new`` says; the destination is the same. "Not found" means ``old`` is gone: the
+    caller creates ``new`` instead.
+    """
+
+    @property
+    def supports_replace(self) -> bool:
+        """True when the provider may replace routes in one call."""
+        ...
+
+    async def replace_route(self, old: Route, new: Route, *, name_hint: str) -> None:
+        """Make the listed route ``old`` target ``new``'s node, in one call."""
+        ...
+
+
+def replace_capable(provider: object) -> TypeGuard[ReplaceRouteProvider]:
+    """True if ``provider`` can replace a route's target in one call and says it may."""
+    return bool(getattr(provider, "supports_replace", False)) and callable(
+        getattr(provider, "replace_route", None)
+    )
+
+
 class RequestBudget(Protocol):
     """The budget every HTTP request of a plugin must pass, handed to it by its factory.
 

@@ -57,6 +57,8 @@ class CloudSettings:
     whole_table: bool = False
     """The table is one object (like Azure route tables, OpenStack router routes): the
     provider also accepts a whole batch of changes in one write."""
+    replace: bool = False
+    """The cloud can repoint a route in one call (like AWS's ReplaceRoute)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,6 +147,10 @@ class FakeCloud:
     def delete(self, cluster: str, route: Route) -> None:
         """Delete a route from ``cluster``'s table (the body of a delete request)."""
         self.table(cluster).delete(route)
+
+    def replace(self, cluster: str, old: Route, new: Route) -> Route:
+        """Repoint a route of ``cluster``'s table (the body of a replace request)."""
+        return self.table(cluster).replace(old, new)
 
     def apply(
         self, cluster: str, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]

@@ -52,6 +52,7 @@ _OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {
     "enable-node-addresses": (_flag, "true or false"),
     "list-lag": (_number(0.0), "seconds >= 0"),
     "whole-table": (_flag, "true or false"),
+    "replace": (_flag, "true or false"),
 }
 _REMOTE = frozenset({"endpoint", "client"})
 
@@ -149,6 +150,15 @@ class FakeProvider:
             operation, lambda: self.cloud.apply(self.cluster_name, deletes, creates)
         )
         return cast("BatchResult", outcome)
+
+    @property
+    def supports_replace(self) -> bool:
+        """True when the cloud repoints routes in one call (option ``replace``)."""
+        return self.remote is None and self.cloud.settings.replace
+
+    async def replace_route(self, old: Route, new: Route, *, name_hint: str) -> None:
+        """Repoint ``old`` at ``new``'s target in one request."""
+        await self._serve("replace", lambda: self.cloud.replace(self.cluster_name, old, new))
 
     async def aclose(self) -> None:
         """Close the HTTP session, if there is one."""

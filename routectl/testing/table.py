@@ -121,6 +121,25 @@ class RouteTable:
         del self._routes[key]
         self._changed("delete", existing)
 
+    def replace(self, old: Route, new: Route) -> Route:
+        """Repoint the route to ``old``'s destination at ``new``'s target (one change)."""
+        key = canonical(old.destination_cidr)
+        existing = self._routes.get(key)
+        if existing is None or existing.target_node != old.target_node:
+            raise RouteNotFoundError(
+                f"no route to {old.destination_cidr} via {old.target_node or 'nothing'}"
+            )
+        made = dataclasses.replace(
+            existing,
+            target_node=new.target_node,
+            target_node_addresses=new.target_node_addresses,
+            blackhole=False,
+        )
+        self._routes[key] = made
+        self._changed("delete", existing)
+        self._changed("create", made)
+        return made
+
     def apply(self, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]) -> BatchResult:
         """Apply a batch (the body of a whole-table write); per-route results."""
         failed_deletes: dict[int, ProviderError] = {}

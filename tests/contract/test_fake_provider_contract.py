@@ -9,6 +9,7 @@ from routectl.errors import (
     ProviderError,
     ProviderTerminalError,
     ProviderThrottledError,
+    RouteNotFoundError,
 )
 from routectl.gate import CallPolicy
 from routectl.model import Route
@@ -141,3 +142,20 @@ async def test_rate_limited_provider_passes_batches_through_one_token() -> None:
     assert gate.statistics().count("batch", "ok") == 1
     assert len(cloud.routes("c")) == 50
     assert not gated(FakeProvider.over(FakeCloud(), "c"), CallPolicy()).supports_batch
+
+
+@pytest.mark.looptime
+async def test_replace_repoints_a_route_in_one_call_through_the_gate() -> None:
+    """With ``replace=true`` the fake cloud repoints a route in one (fenced) request."""
+    cloud = FakeCloud(CloudSettings(replace=True))
+    cloud.add_route("c", Route(target_node="old", destination_cidr="10.244.1.0/24", name="r1"))
+    gate = gated(FakeProvider.over(cloud, "c"), CallPolicy())
+    assert gate.supports_replace
+    (listed,) = cloud.listing("c")
+    new = Route(target_node="new", destination_cidr="10.244.1.0/24")
+    await gate.replace_route(listed, new, name_hint="uid-new")
+    assert [(r.target_node, r.name) for r in cloud.routes("c")] == [("new", "r1")]
+    assert [c.operation for c in cloud.calls] == ["replace"]
+    with pytest.raises(RouteNotFoundError):
+        await FakeProvider.over(cloud, "c").replace_route(listed, new, name_hint="u")
+    assert not gated(FakeProvider.over(FakeCloud(), "c"), CallPolicy()).supports_replace
