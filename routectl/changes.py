@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Iterable
 
 from routectl.cidr import canonical
+from routectl.claims import ClaimIndex
 from routectl.model import NodeView
 
 INCREMENTAL_MIN = 64
@@ -40,7 +41,7 @@ class Changes:
     """The Nodes changed since the last sync took them, and who claims which pod CIDR."""
 
     def __init__(self) -> None:
-        self.claims: dict[str, set[str]] = {}
+        self.claims = ClaimIndex()
         self.needs_full = True
         self._names: set[str] = set()
         self._cidrs: set[str] = set()
@@ -54,11 +55,10 @@ class Changes:
             self._names.add(view.name)
             for cidr in map(canonical, view.pod_cidrs):
                 self._cidrs.add(cidr)
-                holders = self.claims.setdefault(cidr, set())
                 if add:
-                    holders.add(view.name)
+                    self.claims.add(cidr, view.name)
                 else:
-                    holders.discard(view.name)
+                    self.claims.discard(cidr, view.name)
         if new is None and old is not None:
             self._waiting.pop(old.name, None)
         elif new is not None and new.pod_cidrs and (old is None or old.pod_cidrs != new.pod_cidrs):

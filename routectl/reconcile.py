@@ -15,7 +15,9 @@ side effects. The rules are upstream's, with the improvements DESIGN.md allows:
   CIDR outside every cluster CIDR gets no route (it could never be deleted again).
 * A create that replaces a route with the same destination names it in ``replaces``: the
   delete must finish first. Everything else may run concurrently.
-* Malformed input never raises: it is left out of the plan and reported in ``problems``.
+* Malformed input never raises: it is left out of the plan and reported in ``problems``
+  (:mod:`routectl.problems` words them); overlapping pod CIDRs of two Nodes are both routed
+  and reported on both.
 
 No I/O, no clock, no logging: the caller logs, records Events and talks to the cloud.
 """
@@ -24,16 +26,42 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from routectl.cidr import Network, canonical, network_or_none
-from routectl.model import Condition, NodeView, Route
-
-CONDITION_ROUTE_CREATED = Condition(
-    status="False", reason="RouteCreated", message="RouteController created a route"
+from routectl.claims import overlaps
+from routectl.conditions import (
+    CONDITION_NO_ROUTE_CREATED,
+    CONDITION_ROUTE_CREATED,
+    desired_condition,
+    routes_created,
 )
-CONDITION_NO_ROUTE_CREATED = Condition(
-    status="True", reason="NoRouteCreated", message="RouteController failed to create a route"
+from routectl.model import NodeView, Route
+
+__all__ = [
+    "CONDITION_NO_ROUTE_CREATED",
+    "CONDITION_ROUTE_CREATED",
+    "Action",
+    "Plan",
+    "Problem",
+    "RouteCreate",
+    "desired_condition",
+    "is_responsible",
+    "needs_sync",
+    "plan",
+    "routes_created",
+    "touches_cluster",
+]
+
+from routectl.problems import (
+    Problem,
+    claimed_twice,
+    duplicate_pod_cidr,
+    foreign_route,
+    invalid_pod_cidr,
+    outside_cluster,
+    overlapping_pod_cidrs,
+    unparsable_route,
 )
 
 
@@ -59,15 +87,6 @@ class RouteCreate:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class Problem:
-    """Bad input found while planning; the service logs it and records an Event."""
-
-    node: str
-    reason: str
-    message: str
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Plan:
     """The changes that bring the cloud's routes in line with the Nodes.
 
@@ -90,10 +109,22 @@ class Plan:
 
 
 def is_responsible(destination_cidr: str, cluster_cidrs: Sequence[Network]) -> bool:
-    """True if the route's first or last address lies inside any cluster CIDR.
+    """True if the route's whole destination lies inside a cluster CIDR: only such a route
+    may be deleted.
 
-    A route that strictly contains a cluster CIDR is not ours; an unparsable one never is.
+    Deliberately narrower than upstream, which counts a route as its own when its first
+    *or* last address lies inside (so a VPN's ``10.244.0.0/15`` around a ``/16`` pod range
+    was deleted); an unparsable destination is never ours.
     """
+    network = network_or_none(destination_cidr)
+    return network is not None and any(
+        cluster.version == network.version and network.subnet_of(cluster)  # type: ignore[arg-type]
+        for cluster in cluster_cidrs
+    )
+
+
+def touches_cluster(destination_cidr: str, cluster_cidrs: Sequence[Network]) -> bool:
+    """Upstream's responsibility rule: the first or last address lies in a cluster CIDR."""
     network = network_or_none(destination_cidr)
     if network is None:
         return False
@@ -112,6 +143,8 @@ def plan(
     listed = tuple(routes)
     problems: list[Problem] = []
     wanted, unroutable, tolerated = _wanted_cidrs(nodes, cluster_cidrs, problems)
+    claimed = [(name, cidr) for name, mine in wanted.items() for cidr in mine.values()]
+    problems.extend(p for pair in overlaps(claimed) for p in overlapping_pod_cidrs(*pair))
     by_target: dict[str, list[Route]] = {}
     for route in listed:
         if route.target_node:
@@ -151,8 +184,7 @@ def _wanted_cidrs(
         mine = wanted.setdefault(node.name, {})
         for cidr in node.pod_cidrs:
             if canonical(cidr) in mine:
-                message = f"pod CIDR {cidr} is listed twice on node {node.name}; one route"
-                problems.append(Problem(node=node.name, reason="DuplicatePodCIDR", message=message))
+                problems.append(duplicate_pod_cidr(node.name, cidr))
                 continue
             problem = _claim(node.name, cidr, claimed, cluster_cidrs)
             if problem is None:
@@ -171,23 +203,15 @@ def _claim(
     """Claim ``cidr`` for node ``name``, or say why it cannot have it."""
     network = network_or_none(cidr)
     if network is None:
-        message = f"pod CIDR {cidr!r} of node {name} does not parse; no route is created for it"
-        return Problem(node=name, reason="InvalidPodCIDR", message=message)
+        return invalid_pod_cidr(name, cidr)
     if not any(
         c.version == network.version and network.subnet_of(c)  # type: ignore[arg-type]
         for c in cluster_cidrs
     ):
         # A route outside the cluster CIDRs could never be cleaned up (we only delete inside).
-        message = (
-            f"pod CIDR {cidr} of node {name} is outside --cluster-cidr "
-            f"{','.join(map(str, cluster_cidrs))}; no route is created for it"
-        )
-        return Problem(node=name, reason="ClusterCIDRMisconfigured", message=message)
+        return outside_cluster(name, cidr, cluster_cidrs)
     owner = claimed.setdefault(canonical(cidr), name)
-    if owner != name:
-        message = f"pod CIDR {cidr} of node {name} is also assigned to node {owner}, which gets it"
-        return Problem(node=name, reason="PodCIDRConflict", message=message)
-    return None
+    return None if owner == name else claimed_twice(name, cidr, owner)
 
 
 def _action(node: NodeView, key: str, candidates: Iterable[Route]) -> Action:
@@ -222,16 +246,11 @@ def _deletes(
     owned = 0
     for route in listed:
         if network_or_none(route.destination_cidr) is None:
-            # Upstream's log line: "Ignoring route <name>, unparsable CIDR: <err>".
-            message = (
-                f"Ignoring route {route.name or '<unnamed>'}, unparsable CIDR: "
-                f"{route.destination_cidr!r}; it is never deleted"
-            )
-            problems.append(
-                Problem(node=route.target_node, reason="UnparsableRouteCIDR", message=message)
-            )
+            problems.append(unparsable_route(route))
             continue
         if not is_responsible(route.destination_cidr, cluster_cidrs):
+            if touches_cluster(route.destination_cidr, cluster_cidrs):
+                problems.append(foreign_route(route, cluster_cidrs))
             continue
         owned += 1
         action = actions.get((route.target_node, canonical(route.destination_cidr)))
@@ -261,39 +280,6 @@ def _creates(
         for key, cidr in wanted.get(node.name, {}).items()
         if actions[(node.name, key)] is not Action.KEEP
     )
-
-
-def routes_created(
-    *, nodes: Iterable[NodeView], plan: Plan, failed: Collection[RouteCreate] = ()
-) -> dict[str, bool]:
-    """Which Nodes get a NetworkUnavailable write, and whether all their routes exist.
-
-    Upstream's step E: a Node with no pod CIDRs that no listed route targets is left alone;
-    one with no pod CIDRs but stale routes gets "not created"; any other Node is "created"
-    when none of its creates failed and all its pod CIDRs could be routed.
-    """
-    failed_nodes = {create.route.target_node for create in failed}
-    result: dict[str, bool] = {}
-    for node in nodes:
-        if node.pod_cidrs:
-            result[node.name] = (
-                node.name not in failed_nodes and node.name not in plan.unroutable_nodes
-            )
-        elif node.name in plan.routed_nodes:
-            result[node.name] = False
-    return result
-
-
-def desired_condition(current: Condition | None, *, routes_created: bool) -> Condition | None:
-    """The NetworkUnavailable condition to write, or None if status and reason already match.
-
-    The message is never compared (upstream, since PR #136561, compares status and reason, so
-    a CNI's ``False/CalicoIsUp`` is replaced by ``False/RouteCreated``).
-    """
-    wanted = CONDITION_ROUTE_CREATED if routes_created else CONDITION_NO_ROUTE_CREATED
-    if current is not None and (current.status, current.reason) == (wanted.status, wanted.reason):
-        return None
-    return wanted
 
 
 def needs_sync(old: NodeView | None, new: NodeView | None) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 
 from routectl.cidr import canonical
+from routectl.claims import ClaimIndex
 from routectl.model import NodeView, Route
 
 
@@ -57,7 +58,7 @@ def scope(
     *,
     changed: Collection[str],
     nodes: Mapping[str, NodeView],
-    claims: Mapping[str, Collection[str]],
+    claims: Mapping[str, Collection[str]] | ClaimIndex,
     routes: Iterable[Route] | RouteIndex,
     changed_cidrs: Collection[str] = (),
 ) -> tuple[list[NodeView], list[Route]]:
@@ -67,12 +68,17 @@ def scope(
     provided ``routes`` already reflect every other Node (the last plan was applied): the
     scope holds the changed Nodes, every Node claiming a pod CIDR they claim (or claimed:
     ``changed_cidrs``), and every route targeting one of them or going to one of those CIDRs,
-    closed under "a route's target is a Node". ``claims`` maps canonical CIDR -> Node names.
-    Given a :class:`RouteIndex`, its cost follows the change, not the cluster.
+    closed under "a route's target is a Node". ``claims`` maps canonical CIDR -> Node names;
+    a :class:`~routectl.claims.ClaimIndex` also brings in the Nodes whose CIDRs overlap the
+    changed ones, so overlaps are reported as they appear. Given a :class:`RouteIndex`, its
+    cost follows the change, not the cluster.
     """
     names = set(changed)
     cidrs = {canonical(c) for c in changed_cidrs}
     index = routes if isinstance(routes, RouteIndex) else RouteIndex(routes)
+    if isinstance(claims, ClaimIndex):
+        mine = cidrs | {canonical(c) for n in names if (v := nodes.get(n)) for c in v.pod_cidrs}
+        names.update(h for c in mine for other in claims.overlapping(c) for h in claims.get(other))
     while True:
         for name in list(names):
             node = nodes.get(name)

@@ -23,7 +23,7 @@ from routectl.informer import Informer
 from routectl.lease import LeaderElector
 from routectl.metrics import Metrics
 from routectl.queue import CoalescingQueue
-from routectl.worker import run_worker
+from routectl.worker import SyncHealth, run_worker
 
 logger = logging.getLogger("routectl")
 
@@ -55,6 +55,7 @@ class Service:
         self.provider = provider
         self.metrics = metrics
         self._rng = rng
+        self.health = SyncHealth()
         self.leading = False
         self.worker_alive = False
         self.worker_stopped = asyncio.Event()
@@ -74,6 +75,9 @@ class Service:
             return False, f"informer failing: {self.informer.last_error}"
         if self.leading and not self.worker_alive:
             return False, "leading but the worker is not running"
+        if self.leading and not self.health.healthy:
+            failed = self.health.failures
+            return False, f"the last {failed} route syncs failed: {self.health.last_error}"
         return True, "ok"
 
     async def run(self) -> int:
@@ -125,6 +129,7 @@ class Service:
                 settings=self.settings,
                 metrics=self.metrics,
                 rng=self._rng,
+                health=self.health,
             )
         finally:
             self.worker_alive = False

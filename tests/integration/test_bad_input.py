@@ -32,7 +32,7 @@ from routectl.model import NodeAddress, NodeView, Route
 from routectl.testing import FakeCloud
 from routectl_sim.apiserver import FakeApiServer
 from routectl_sim.apiserver.status import ApiError
-from tests.integration.conftest import Cluster, Running, eventually, node_object
+from tests.integration.conftest import CLUSTER, Cluster, Running, eventually, node_object
 
 pytestmark = [pytest.mark.integration, pytest.mark.looptime]
 
@@ -609,3 +609,41 @@ async def test_operations_guide_links_only_tests_that_exist() -> None:
         assert re.search(rf"^(async )?def {name}\(", source, re.MULTILINE), f"{path}::{name}"
     for name in re.findall(r"^async def (test_\w+)\(", sources[("self", "")], re.MULTILINE):
         assert f"test_bad_input.py::{name}" in guide or name.startswith("test_operations"), name
+
+
+async def test_overlapping_pod_cidrs_warn_on_both_nodes_once(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A /20 and a /24 inside it: both routed, a PodCIDROverlap Warning on each Node, once,
+    counted; later syncs say nothing new."""
+    cluster.server.create_node(node_object("big", "10.244.0.0/20"))
+    running = await cluster.start(route_resync_period=120.0)
+    await eventually(lambda: ("big", "10.244.0.0/20") in cluster.routes())
+    cluster.server.create_node(node_object("small", "10.244.7.0/24"))
+    await eventually(lambda: ("small", "10.244.7.0/24") in cluster.routes())
+    await asyncio.sleep(400)  # several resyncs
+    events = reasons(cluster, "PodCIDROverlap")
+    assert sorted(e["involvedObject"]["name"] for e in events) == ["big", "small"]
+    assert all(e["type"] == "Warning" for e in events)
+    problems = running.service.metrics.problems
+    assert problems.labels(reason="PodCIDROverlap")._value.get() == 2
+    assert len(logged(caplog, "PodCIDROverlap")) == 2
+
+
+async def test_a_vpn_route_around_the_pod_range_is_left_alone_and_reported_once(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """10.244.0.0/15 (a VPN route) covers the /16 pod range: upstream deletes it; routectl
+    keeps it and says so once (log, metric)."""
+    vpn = Route(target_node="", destination_cidr="10.244.0.0/15", name="vpn", blackhole=True)
+    cluster.cloud.add_route(CLUSTER, vpn)
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    running = await cluster.start(route_resync_period=120.0)
+    await eventually(lambda: ("n1", "10.244.1.0/24") in cluster.routes())
+    await asyncio.sleep(400)
+    assert ("", "10.244.0.0/15") in cluster.routes()
+    assert cluster.cloud.count("delete") == 0
+    (line,) = logged(caplog, "ForeignRouteOverlapsClusterCIDR")
+    assert "Route vpn to 10.244.0.0/15 overlaps --cluster-cidr" in line
+    problems = running.service.metrics.problems
+    assert problems.labels(reason="ForeignRouteOverlapsClusterCIDR")._value.get() == 1

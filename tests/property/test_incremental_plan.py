@@ -8,6 +8,7 @@ from ipaddress import ip_network
 from hypothesis import given, settings, strategies as st
 
 from routectl.cidr import canonical
+from routectl.claims import ClaimIndex
 from routectl.model import NodeAddress, NodeView, Route
 from routectl.reconcile import plan
 from routectl.scope import RouteIndex, scope
@@ -21,6 +22,7 @@ CIDRS = [
     "fd00:10:244:1::/64",
     "192.168.0.0/24",
     "10.244.0.0/15",
+    "10.244.0.0/20",
 ]
 NAMES = [f"n{i}" for i in range(6)]
 ADDRESSES = [NodeAddress(type="InternalIP", address=f"10.0.0.{i}") for i in range(3)]
@@ -44,12 +46,20 @@ extra_routes = st.lists(
 )
 
 
-def claims_of(nodes: dict[str, NodeView]) -> dict[str, set[str]]:
-    claims: dict[str, set[str]] = {}
+def claims_of(nodes: dict[str, NodeView]) -> ClaimIndex:
+    claims = ClaimIndex()
     for node in nodes.values():
         for cidr in node.pod_cidrs:
-            claims.setdefault(canonical(cidr), set()).add(node.name)
+            claims.add(cidr, node.name)
     return claims
+
+
+def overlap_problems(result, names) -> set[tuple[str, str]]:
+    return {
+        (p.node, p.message)
+        for p in result.problems
+        if p.reason == "PodCIDROverlap" and p.node in names
+    }
 
 
 def summary(result) -> tuple[set[tuple[str, str]], list[str]]:
@@ -82,6 +92,8 @@ def test_incremental_plan_equals_full_plan(before, after, noise, ena) -> None:
     full = plan(nodes=after, routes=listing, cluster_cidrs=CLUSTER)
     part = plan(nodes=nodes, routes=routes, cluster_cidrs=CLUSTER)
     assert summary(part) == summary(full)
+    # An overlap that involves a changed Node is reported by the scoped plan too.
+    assert overlap_problems(full, changed) <= overlap_problems(part, changed)
 
 
 def test_scope_of_one_node_in_a_big_cluster_is_small() -> None:
@@ -120,3 +132,15 @@ def test_route_index_keeps_a_route_listed_twice_twice() -> None:
     index = RouteIndex([a, a])
     assert index.related({"a"}, {canonical(a.destination_cidr)}) == [a, a]
     assert index.related(set(), {canonical(a.destination_cidr)}) == [a, a]
+
+
+def test_a_new_node_inside_an_old_nodes_cidr_is_reported_by_the_scoped_plan() -> None:
+    """The scope brings in the unchanged Node whose CIDR the new one overlaps."""
+    old = NodeView(name="old", uid="u", pod_cidrs=("10.244.0.0/20",), addresses=())
+    new = NodeView(name="new", uid="u", pod_cidrs=("10.244.1.0/24",), addresses=())
+    listing = apply([], plan(nodes=[old], routes=[], cluster_cidrs=CLUSTER), ena=False)
+    nodes = {n.name: n for n in (old, new)}
+    subset, routes = scope(changed={"new"}, nodes=nodes, claims=claims_of(nodes), routes=listing)
+    assert [n.name for n in subset] == ["new", "old"]
+    part = plan(nodes=subset, routes=routes, cluster_cidrs=CLUSTER)
+    assert {p.node for p in part.problems if p.reason == "PodCIDROverlap"} == {"new", "old"}

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from routectl.cli import main
+from routectl_sim.chaos import timeline
 from routectl_sim.report import INVARIANTS
 from routectl_sim.runner import CloudModel, Job, Result, run_job
 
@@ -203,20 +204,48 @@ def test_whole_table_cloud_scale_up_is_a_few_batches() -> None:
     assert ours.batched_writes == ours.cloud_calls["create"] <= 10
 
 
-def test_chaos_soak_keeps_every_invariant() -> None:
-    """Under churn, Kubernetes and cloud faults and leader kills, no invariant is broken and
-    the cloud matches the cluster after the last fault."""
-    job = Job(
+def chaos(seed: int, *, nodes: int = 30, minutes: int = 30) -> Job:
+    """A short chaos soak: faults for about twenty minutes, then the quiet period."""
+    return Job(
         scenario="chaos",
         profile="routectl",
-        nodes=60,
-        duration=2400.0,
+        nodes=nodes,
+        duration=minutes * 60.0,
+        seed=seed,
         cloud=CLOUD,
         controller_flags=("--route-resync-period=5m",),
     )
-    result = run_job(job)
-    assert len(result.faults) >= 5, result.faults
-    assert result.replicas_started >= 3, (result.replicas_started, result.faults)
-    assert result.invariants == dict.fromkeys(INVARIANTS, 0)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_small_chaos_sweep_keeps_every_invariant(seed: int) -> None:
+    """Under churn, Kubernetes and cloud faults and leader kills, no invariant is broken and
+    the cloud matches the cluster after the last fault, for every seed of the sweep."""
+    result = run_job(chaos(seed))
+    assert len(result.faults) >= 4, result.faults
+    assert result.invariants == dict.fromkeys(INVARIANTS, 0), (result.invariants, result.faults)
     # Memory does not keep growing: the last two thirds of the soak add little.
     assert result.late_rss_growth_bytes < 32 * 2**20, result.late_rss_growth_bytes
+
+
+def test_a_seed_fixes_the_fault_timeline() -> None:
+    """The same seed injects the same faults at the same times; another seed does not."""
+    assert timeline(7, start=0.0, until=7200.0) == timeline(7, start=0.0, until=7200.0)
+    assert timeline(7, start=0.0, until=7200.0) != timeline(8, start=0.0, until=7200.0)
+    first, again = run_job(chaos(5, nodes=10, minutes=20)), run_job(chaos(5, nodes=10, minutes=20))
+    assert first.faults
+    assert first.faults == again.faults
+
+
+def test_one_command_sweeps_many_seeds(tmp_path, capsys) -> None:
+    """``--seeds N`` runs N seeds and reports each invariant's total and breaking seeds."""
+    out = tmp_path / "sweep.json"
+    args = ["--scenario", "chaos", "--profiles", "routectl", "--nodes", "5", "--duration", "12m"]
+    args += ["--seed", "11", "--seeds", "2", "--jobs", "1", "--json", str(out)]
+    args += ["--controller-flags=--route-resync-period=2m"]
+    assert main(["simulate", *args]) == 0
+    sweep = json.loads(out.read_text())
+    assert sweep["seeds"] == [11, 12]
+    assert sweep["totals"] == {"chaos/routectl": dict.fromkeys(INVARIANTS, 0)}
+    assert [run["seed"] for run in sweep["runs"]["chaos/routectl"]] == [11, 12]
+    assert "2 seeds (11..12)" in capsys.readouterr().out

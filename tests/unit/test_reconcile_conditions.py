@@ -15,6 +15,7 @@ from routectl.reconcile import (
     needs_sync,
     plan,
     routes_created,
+    touches_cluster,
 )
 
 V4 = (ip_network("10.244.0.0/16"),)
@@ -164,8 +165,9 @@ RESPONSIBLE = [
     pytest.param("10.244.1.0/24", V4, True, id="inside"),
     pytest.param("10.245.0.0/24", V4, False, id="outside"),
     pytest.param("10.0.0.0/8", V4, False, id="contains-cluster"),
-    pytest.param("10.244.0.0/15", V4, True, id="first-ip-inside"),
-    pytest.param("10.244.0.0/15", (ip_network("10.245.0.0/16"),), True, id="last-ip-inside"),
+    pytest.param("10.244.0.0/15", V4, False, id="first-ip-inside-vpn-around-it"),
+    pytest.param("10.244.0.0/15", (ip_network("10.245.0.0/16"),), False, id="last-ip-inside"),
+    pytest.param("10.244.0.0/16", V4, True, id="the-cluster-cidr-itself"),
     pytest.param("fd00:10:244:1::/64", V4, False, id="v6-for-v4-cluster"),
     pytest.param("fd00:10:244:1::/64", DUAL, True, id="v6-inside-dual"),
     pytest.param("010.244.001.000/24", V4, True, id="sloppy-leading-zeros"),
@@ -177,5 +179,19 @@ RESPONSIBLE = [
 
 @pytest.mark.parametrize(("cidr", "cluster", "expected"), RESPONSIBLE)
 def test_is_responsible(cidr, cluster, expected) -> None:
-    """A route is ours iff its first or last address is inside a cluster CIDR."""
+    """A route is ours iff its whole destination lies inside a cluster CIDR."""
     assert is_responsible(cidr, cluster) is expected
+
+
+@pytest.mark.parametrize(
+    ("cidr", "cluster", "expected"),
+    [
+        pytest.param("10.244.0.0/15", V4, True, id="first-ip-inside"),
+        pytest.param("10.244.0.0/15", (ip_network("10.245.0.0/16"),), True, id="last-ip-inside"),
+        pytest.param("10.0.0.0/8", V4, False, id="contains-cluster"),
+        pytest.param("10.244.1.0/24", V4, True, id="inside"),
+    ],
+)
+def test_touches_cluster_is_upstreams_rule(cidr, cluster, expected) -> None:
+    """Upstream's rule (first or last address inside) is kept for reporting, not deleting."""
+    assert touches_cluster(cidr, cluster) is expected

@@ -67,8 +67,8 @@ CASES = [
         [route("gone", "10.244.0.0/15")],
         V4,
         set(),
-        {("gone", "10.244.0.0/15")},
-        id="route-sharing-first-ip-removed",
+        set(),
+        id="route-sharing-first-ip-kept-not-inside",
     ),
     pytest.param(
         [node("a", "10.244.1.0/24")],

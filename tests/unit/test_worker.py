@@ -20,7 +20,7 @@ from routectl.errors import (
 )
 from routectl.metrics import Metrics
 from routectl.queue import Batch, CoalescingQueue
-from routectl.worker import run_worker
+from routectl.worker import UNHEALTHY_AFTER, SyncHealth, run_worker
 
 pytestmark = pytest.mark.looptime
 
@@ -46,7 +46,9 @@ def settings(**overrides: Any) -> Settings:
     )
 
 
-async def run(sync: ScriptedSync, *, until: float, **overrides: Any) -> None:
+async def run(
+    sync: ScriptedSync, *, until: float, health: SyncHealth | None = None, **overrides: Any
+) -> None:
     queue = CoalescingQueue(batch_window=0.0)
     queue.request()
     worker = asyncio.create_task(
@@ -56,6 +58,7 @@ async def run(sync: ScriptedSync, *, until: float, **overrides: Any) -> None:
             settings=settings(**overrides),
             metrics=Metrics.create(),
             rng=random.Random(1),
+            health=health or SyncHealth(),
         )
     )
     await asyncio.sleep(until)
@@ -100,3 +103,22 @@ async def test_a_bug_is_not_swallowed() -> None:
     """An exception outside routectl's tree ends the worker."""
     with pytest.raises(KeyError):
         await run(ScriptedSync(KeyError("bug")), until=10)
+
+
+async def test_health_turns_bad_after_failures_in_a_row_and_recovers() -> None:
+    """Three failed syncs in a row make the worker unhealthy; a success heals it."""
+    health = SyncHealth()
+    errors = [ProviderError(f"down {i}") for i in range(UNHEALTHY_AFTER)]
+    await run(ScriptedSync(*errors), until=5, health=health)  # failed at 0 s, ~1 s, ~3 s
+    assert (health.healthy, health.failures) == (False, UNHEALTHY_AFTER)
+    assert health.last_error == f"down {UNHEALTHY_AFTER - 1}"
+    await run(ScriptedSync(None), until=5, health=health)
+    assert (health.healthy, health.failures, health.last_error) == (True, 0, "")
+
+
+async def test_terminal_failures_alone_keep_the_worker_healthy() -> None:
+    """Syncs failing only with terminal, per-route errors do not make it unhealthy."""
+    health = SyncHealth()
+    errors = [group(ProviderTerminalError("no IPv6")) for _ in range(UNHEALTHY_AFTER + 1)]
+    await run(ScriptedSync(*errors), until=1000, health=health)
+    assert health.healthy

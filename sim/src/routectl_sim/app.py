@@ -9,7 +9,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from routectl_sim.profiles import SCENARIOS
-from routectl_sim.report import by_scenario, plot, table, write_json
+from routectl_sim.report import (
+    by_scenario,
+    plot,
+    sweep_table,
+    table,
+    write_json,
+    write_sweep_json,
+)
 from routectl_sim.runner import CloudModel, Job, Result, run_jobs
 
 
@@ -32,11 +39,12 @@ def jobs_for(args: argparse.Namespace, profiles: list[str]) -> list[Job]:
             profile=p,
             nodes=args.nodes,
             duration=args.duration,
-            seed=args.seed,
+            seed=seed,
             heartbeat=args.heartbeat_period,
             controller_flags=extra,
             cloud=cloud,
         )
+        for seed in range(args.seed, args.seed + args.seeds)
         for s in scenarios
         for p in profiles
     ]
@@ -61,10 +69,15 @@ def simulate(args: argparse.Namespace, profiles: list[str]) -> int:
             )
 
         results = run_jobs(jobs, workers=args.jobs, on_done=done)
-    for group in by_scenario(results).values():
-        console.print(table(group))
-    if args.json is not None:
-        write_json(args.json, results, many=args.scenario == "all")
+    if args.seeds > 1:
+        console.print(sweep_table(results))
+        if args.json is not None:
+            write_sweep_json(args.json, results)
+    else:
+        for group in by_scenario(results).values():
+            console.print(table(group))
+        if args.json is not None:
+            write_json(args.json, results, many=args.scenario == "all")
     if args.plot is not None:
         plot(args.plot, results)
     return 1 if any(broken(r) for r in results) else 0

@@ -102,6 +102,31 @@ FAULTS: tuple[Injector, ...] = (
 )
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Injection:
+    """One fault of the timeline: when, which, and the seed of its own parameters."""
+
+    at: float
+    fault: int
+    seed: int
+
+    def name(self) -> str:
+        """The injector's name, for reports."""
+        return FAULTS[self.fault].__name__.strip("_")
+
+
+def timeline(seed: int, *, start: float, until: float) -> list[Injection]:
+    """The whole fault timeline of a seed, drawn before the run: the same seed always gives
+    the same faults at the same (simulated) times, whatever the controller does."""
+    rng = random.Random(f"chaos-faults-{seed}")  # noqa: S311 -- a seeded simulation
+    injections, at = [], start
+    while (at := at + rng.uniform(60.0, 240.0)) < until:
+        injections.append(
+            Injection(at=at, fault=rng.randrange(len(FAULTS)), seed=rng.randrange(2**32))
+        )
+    return injections
+
+
 async def _churn(sim: Sim, rng: random.Random) -> None:
     """Replace a random Node every 20-60 s (its CIDR freed and reused)."""
     generation = 0
@@ -119,16 +144,17 @@ async def _churn(sim: Sim, rng: random.Random) -> None:
         task.add_done_callback(joining.discard)
 
 
-async def run_chaos(sim: Sim, pool: Pool, *, until: float, injected: list[str]) -> None:
-    """Churn and inject faults until loop time ``until``, noting each in ``injected``."""
-    # Churn draws from a stream of its own, so the faults are the same for every profile.
-    churn = asyncio.create_task(_churn(sim, random.Random(sim.rng.random())))  # noqa: S311
+async def run_chaos(sim: Sim, pool: Pool, *, seed: int, until: float, injected: list[str]) -> None:
+    """Churn and inject the seed's faults until loop time ``until``, noting each in
+    ``injected`` as ``"<time>s <description>"``."""
+    churn_rng = random.Random(f"chaos-churn-{seed}")  # noqa: S311 -- a seeded simulation
+    churn = asyncio.create_task(_churn(sim, churn_rng))
     try:
-        while (left := until - sim.now()) > 0:
-            await asyncio.sleep(min(left, sim.rng.uniform(60.0, 240.0)))
-            if sim.now() >= until:
-                break
-            injected.append(await sim.rng.choice(FAULTS)(sim, pool))
+        for injection in timeline(seed, start=sim.now(), until=until):
+            await asyncio.sleep(max(0.0, injection.at - sim.now()))
+            own = dataclasses.replace(sim, rng=random.Random(injection.seed))  # noqa: S311
+            text = await FAULTS[injection.fault](own, pool)
+            injected.append(f"{injection.at:.0f}s {text}")
             sim.recorder.faulted(sim.now())
     finally:
         churn.cancel()

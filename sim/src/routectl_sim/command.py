@@ -40,7 +40,13 @@ def add_simulate(commands: Any) -> None:
         default=",".join(PROFILE_NAMES),
         help="comma-separated profiles (default: all)",
     )
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="the workload's and faults' seed")
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="sweep: run seeds --seed .. --seed+N-1 and report every invariant per seed",
+    )
     p.add_argument(
         "--heartbeat-period",
         type=_duration,
@@ -86,6 +92,8 @@ def run_simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         )
     if not 1 <= args.nodes <= MAX_NODES:
         parser.error("--nodes: must be within 1..65536 (one /24 of 10.0.0.0/8 per node)")
+    if args.seeds < 1:
+        parser.error("--seeds: must be >= 1")
     if args.cloud_qps <= 0 or args.cloud_burst < 1 or args.duration <= 0:
         parser.error("--cloud-qps and --duration must be > 0, --cloud-burst >= 1")
     if args.plot is not None:

@@ -2,10 +2,10 @@
 
 Each replica is routectl's real :class:`~routectl.service.Service` with its own API client
 and its own gate to the cloud, started in the ``"controller"`` context so its CPU is
-metered apart. Every cloud write passes :class:`_Fenced`, which counts a write made while
-its replica does not lead, or while two replicas lead: the "two writers at once"
-invariant. A replica that exits (it lost its lease) or is killed is replaced after a
-pause, as a Deployment would.
+metered apart. Every cloud write passes :class:`_Fenced`, which counts a write sent by a
+replica the Lease in the API server does not name as its holder at that moment: the "two
+writers at once" invariant. A replica that exits (it lost its lease) or is killed is
+replaced after a pause, as a Deployment would.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from routectl.provider import BatchResult
 from routectl.service import EXIT_LOST_LEADERSHIP, EXIT_OK, Service
 from routectl.testing import FakeCloud, FakeProvider
 from routectl.wiring import Sources, build_service
+from routectl_sim.apiserver import FakeApiServer
 from routectl_sim.measure import COMPONENT
 
 RESTART_DELAY = 10.0
@@ -61,8 +62,8 @@ class _Fenced:
         return self._inner.supports_batch
 
     def _check(self) -> None:
-        leaders = [r.identity for r in self._pool.replicas if r.service.leading]
-        if leaders != [self._identity] and self._pool.elected:
+        """A write must come from the replica the Lease names, at the moment it is sent."""
+        if self._pool.elected and self._pool.holder() != self._identity:
             self._pool.invariants.concurrent_writers += 1
 
     async def list_routes(self) -> Collection[Route]:
@@ -94,9 +95,12 @@ class _Fenced:
 class Pool:
     """The replicas of one simulation."""
 
-    def __init__(self, *, settings: Settings, cloud: FakeCloud, elected: bool) -> None:
+    def __init__(
+        self, *, settings: Settings, cloud: FakeCloud, server: FakeApiServer, elected: bool
+    ) -> None:
         self.settings = settings
         self.cloud = cloud
+        self.server = server
         self.elected = elected
         self.replicas: list[Replica] = []
         self.invariants = Invariants()
@@ -149,6 +153,15 @@ class Pool:
             if error is not None or replica.task.result() not in (EXIT_OK, EXIT_LOST_LEADERSHIP):
                 self.invariants.unhandled_exceptions += 1
         await replica.kube.aclose()
+
+    def holder(self) -> str:
+        """Who the Lease in the API server names as its holder now ("" when nobody)."""
+        s = self.settings
+        lease = self.server.get_lease(
+            s.leader_elect_resource_namespace, s.leader_elect_resource_name
+        )
+        spec = (lease or {}).get("spec") or {}
+        return str(spec.get("holderIdentity") or "")
 
     async def kill_leader(self) -> None:
         """Kill the leading replica without a goodbye (no lease release): a node crash."""

@@ -47,6 +47,55 @@ def write_json(path: Path, results: Sequence[Result], *, many: bool) -> None:
     path.write_text(json.dumps(objects if many else objects[0], indent=2) + "\n", encoding="utf-8")
 
 
+def sweep_json(results: Sequence[Result]) -> dict[str, object]:
+    """A seed sweep: per (scenario, profile), the invariants of every seed and their sum."""
+    first = results[0].job
+    runs: dict[str, list[Result]] = {}
+    for r in results:
+        runs.setdefault(f"{r.job.scenario}/{r.job.profile}", []).append(r)
+    totals = {
+        key: {name: sum(r.invariants.get(name, 0) for r in group) for name in INVARIANTS}
+        for key, group in runs.items()
+    }
+    listed = {
+        key: [{"seed": r.job.seed, "invariants": r.invariants, "faults": r.faults} for r in group]
+        for key, group in runs.items()
+    }
+    return {
+        "nodes": first.nodes,
+        "simulated_seconds": float(first.duration),
+        "seeds": sorted({r.job.seed for r in results}),
+        "totals": totals,
+        "runs": listed,
+    }
+
+
+def write_sweep_json(path: Path, results: Sequence[Result]) -> None:
+    """Write a seed sweep's JSON (``--seeds``)."""
+    path.write_text(json.dumps(sweep_json(results), indent=2) + "\n", encoding="utf-8")
+
+
+def sweep_table(results: Sequence[Result]) -> Table:
+    """A seed sweep: one row per invariant, its total over all seeds and the seeds breaking it."""
+    first = results[0].job
+    seeds = sorted({r.job.seed for r in results})
+    t = Table(
+        title=f"{first.scenario}: {len(seeds)} seeds ({seeds[0]}..{seeds[-1]}), "
+        f"{first.nodes} nodes, {_seconds(first.duration)} simulated each"
+    )
+    for column in ("profile", "invariant", "total", "seeds breaking it"):
+        t.add_column(column)
+    for r_profile in sorted({r.job.profile for r in results}):
+        mine = [r for r in results if r.job.profile == r_profile]
+        for name in INVARIANTS:
+            bad = [str(r.job.seed) for r in mine if r.invariants.get(name, 0)]
+            total = sum(r.invariants.get(name, 0) for r in mine)
+            t.add_row(r_profile, name, str(total), ", ".join(bad) or "-")
+    faults = sum(len(r.faults) for r in results)
+    t.caption = f"{faults} faults injected in all"
+    return t
+
+
 def _seconds(value: float) -> str:
     if value < 0:
         return "never"

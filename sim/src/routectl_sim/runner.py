@@ -149,7 +149,7 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
             kubeconfig = Path(scratch) / "kubeconfig"
             server.kubeconfig(kubeconfig)
             settings = _settings(job, kubeconfig=str(kubeconfig), elected=chaos)
-            pool = Pool(settings=settings, cloud=cloud, elected=chaos)
+            pool = Pool(settings=settings, cloud=cloud, server=server, elected=chaos)
             for _ in range(2 if chaos else 1):
                 await pool.start()
             if chaos:
@@ -222,7 +222,11 @@ async def _drive(
     scenario: Coroutine[Any, Any, object]
     if job.scenario == "chaos":
         scenario = run_chaos(
-            sim, pool, until=sim.now() + max(0.0, job.duration - quiet), injected=faults
+            sim,
+            pool,
+            seed=job.seed,
+            until=sim.now() + max(0.0, job.duration - quiet),
+            injected=faults,
         )
     else:
         scenario = DRIVERS[job.scenario](sim, job.nodes)

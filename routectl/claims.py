@@ -1,0 +1,110 @@
+"""Who claims which pod CIDR, and which claimed CIDRs overlap a given one.
+
+:class:`ClaimIndex` maps each canonical pod CIDR to the Nodes that claim it. It also answers
+:meth:`ClaimIndex.overlapping`: the claimed CIDRs that overlap a CIDR without being equal to
+it (its supernets and subnets), at a cost that follows the CIDR (at most one look-up per
+shorter prefix, and a binary search for the subnets), not the cluster. Aligned CIDRs either
+nest or are disjoint, which is what makes both searches exact. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Collection
+
+from routectl.cidr import Network, canonical, network_or_none
+
+
+def _bounds(network: Network) -> tuple[int, int]:
+    return int(network.network_address), int(network.broadcast_address)
+
+
+class ClaimIndex:
+    """Canonical pod CIDR -> the names of the Nodes that claim it (a read-only Mapping face)."""
+
+    def __init__(self) -> None:
+        self._holders: dict[str, set[str]] = {}
+        self._starts: dict[int, list[tuple[int, int, str]]] = {4: [], 6: []}
+
+    def get(self, cidr: str, default: Collection[str] = ()) -> Collection[str]:
+        """The Nodes claiming ``cidr`` (canonical spelling)."""
+        return self._holders.get(cidr, default)
+
+    def __getitem__(self, cidr: str) -> set[str]:
+        return self._holders[cidr]
+
+    def __contains__(self, cidr: object) -> bool:
+        return cidr in self._holders
+
+    def add(self, cidr: str, name: str) -> None:
+        """``name`` claims ``cidr`` (any spelling)."""
+        key = canonical(cidr)
+        holders = self._holders.setdefault(key, set())
+        if not holders and (network := network_or_none(key)) is not None:
+            bisect.insort(self._starts[network.version], (*_bounds(network), key))
+        holders.add(name)
+
+    def discard(self, cidr: str, name: str) -> None:
+        """``name`` no longer claims ``cidr``."""
+        key = canonical(cidr)
+        holders = self._holders.get(key)
+        if holders is None:
+            return
+        holders.discard(name)
+        if not holders:
+            del self._holders[key]
+            network = network_or_none(key)
+            if network is not None:
+                entries = self._starts[network.version]
+                at = bisect.bisect_left(entries, (*_bounds(network), key))
+                if at < len(entries) and entries[at][2] == key:
+                    del entries[at]
+
+    def overlapping(self, cidr: str) -> list[str]:
+        """The claimed CIDRs that overlap ``cidr`` but are not it: supernets, then subnets."""
+        network = network_or_none(cidr)
+        if network is None:
+            return []
+        found = [
+            key
+            for prefix in range(network.prefixlen)
+            if (key := str(network.supernet(new_prefix=prefix))) in self._holders
+        ]
+        start, end = _bounds(network)
+        entries = self._starts[network.version]
+        at = bisect.bisect_left(entries, (start, start, ""))
+        me = str(network)
+        while at < len(entries) and entries[at][0] <= end:
+            inner = entries[at]
+            if inner[1] <= end and inner[2] != me:
+                found.append(inner[2])
+            at += 1
+        return found
+
+
+def overlaps(claimed: Collection[tuple[str, str]]) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """The pairs of (node, CIDR) claims of different Nodes whose CIDRs overlap unequally.
+
+    Each pair is (outer, inner): the inner CIDR lies inside the outer one. One sort and one
+    sweep: aligned CIDRs nest or are disjoint, so the CIDRs that contain the current one are
+    exactly those still open on a stack. Unparsable CIDRs are skipped.
+    """
+    entries = sorted(
+        (network.version, start, -end, name, cidr)
+        for name, cidr in set(claimed)
+        if (network := network_or_none(cidr)) is not None
+        for start, end in (_bounds(network),)
+    )
+    pairs: list[tuple[tuple[str, str], tuple[str, str]]] = []
+    open_: list[tuple[int, int, int, str, str]] = []
+    for entry in entries:
+        version, start, _, name, cidr = entry
+        while open_ and (open_[-1][0] != version or -open_[-1][2] < start):
+            open_.pop()
+        pairs.extend(
+            ((outer[3], outer[4]), (name, cidr))
+            for outer in open_
+            if outer[3] != name and canonical(outer[4]) != canonical(cidr)
+        )
+        open_.append(entry)
+    return pairs
