@@ -2,14 +2,20 @@
 
 * Per route (:func:`apply_routes`): every delete and create runs concurrently, in one task
   group owned by the caller's sync (cancelling the sync cancels them all), except that a
-  create which replaces a route waits for that delete and is not attempted if it failed.
+  create which replaces a route waits for that delete and is not attempted if it failed
+  (:class:`~routectl.errors.CreateSkippedError`). Where the provider can replace a route in
+  one call (:class:`~routectl.provider.ReplaceRouteProvider`), a create that replaces
+  exactly one route is one replace instead of a delete and a create; a replace that finds
+  the old route gone creates the new one.
 * Batched (:func:`apply_batch`): one ``apply_routes`` call for the whole plan, deletes
   first; the provider reports which routes failed. A failure of the whole call fails every
   route of it.
 
 Both return :class:`Applied`: what was created, deleted, and what failed with which
-error. A failed create is reported through ``on_create_failed`` as soon as it is known.
-Only :class:`~routectl.errors.ProviderError` is an outcome; anything else propagates.
+error. Every create's outcome is reported through ``on_create_done`` the moment it is
+known (``None`` on success), so a Node can be marked ready before the rest of the batch
+is done. Only :class:`~routectl.errors.ProviderError` is an outcome; anything else
+propagates.
 """
 
 from __future__ import annotations
@@ -19,16 +25,22 @@ import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 
-from routectl.errors import ProviderError
+from routectl.errors import CreateSkippedError, ProviderError, RouteNotFoundError
 from routectl.kube import go_duration
 from routectl.model import Route
-from routectl.provider import BatchResult, BatchRouteProvider, RouteProvider
+from routectl.provider import (
+    BatchResult,
+    BatchRouteProvider,
+    ReplaceRouteProvider,
+    RouteProvider,
+    replace_capable,
+)
 from routectl.reconcile import Plan, RouteCreate
 
 logger = logging.getLogger("routectl.controller")
 
-CreateFailed = Callable[[RouteCreate, ProviderError, float], Awaitable[None]]
-"""Told (create, error, seconds it took) when a create fails."""
+CreateDone = Callable[[RouteCreate, ProviderError | None, float], Awaitable[None]]
+"""Told (create, its error or None, seconds it took) as soon as a create is settled."""
 
 
 @dataclasses.dataclass(slots=True, kw_only=True)
@@ -47,12 +59,25 @@ class Applied:
         return bool(self.created or self.deleted)
 
 
+def _log_create(c: RouteCreate) -> None:
+    route = c.route
+    logger.info(
+        "Creating route for node %s %s with hint %s",
+        route.target_node,
+        route.destination_cidr,
+        c.name_hint,
+        extra={"node": route.target_node, "cidr": route.destination_cidr},
+    )
+
+
 async def apply_routes(
-    plan: Plan, *, provider: RouteProvider, on_create_failed: CreateFailed
+    plan: Plan, *, provider: RouteProvider, on_create_done: CreateDone
 ) -> Applied:
     """Carry out ``plan`` one call per route, concurrently, deletes before their creates."""
     applied = Applied()
     clock = asyncio.get_running_loop().time
+    replacer = provider if replace_capable(provider) else None
+    replaced = {c.replaces[0] for c in plan.creates if replacer and len(c.replaces) == 1}
 
     async def delete(route: Route) -> bool:
         started = clock()
@@ -75,34 +100,45 @@ async def apply_routes(
     async def create(c: RouteCreate, waits_for: list[asyncio.Task[bool]]) -> None:
         for task in waits_for:
             if not await task:
-                applied.failed.append((c, ProviderError("the route it replaces was not deleted")))
+                skipped = CreateSkippedError("the route it replaces was not deleted")
+                applied.failed.append((c, skipped))
+                await on_create_done(c, skipped, 0.0)
                 return
         started = clock()
-        route = c.route
-        logger.info(
-            "Creating route for node %s %s with hint %s",
-            route.target_node,
-            route.destination_cidr,
-            c.name_hint,
-        )
+        _log_create(c)
         try:
-            await provider.create_route(route, name_hint=c.name_hint)
+            if replacer is not None and len(c.replaces) == 1:
+                await _replace(replacer, c, applied)
+            else:
+                await provider.create_route(c.route, name_hint=c.name_hint)
         except ProviderError as exc:
             applied.failed.append((c, exc))
             applied.errors.append(exc)
-            await on_create_failed(c, exc, clock() - started)
+            await on_create_done(c, exc, clock() - started)
         else:
             applied.created.append(c)
+            await on_create_done(c, None, clock() - started)
 
     async with asyncio.TaskGroup() as group:
-        deletes = {route: group.create_task(delete(route)) for route in plan.deletes}
+        deletes = {r: group.create_task(delete(r)) for r in plan.deletes if r not in replaced}
         for c in plan.creates:
             group.create_task(create(c, [deletes[r] for r in c.replaces if r in deletes]))
     return applied
 
 
+async def _replace(provider: ReplaceRouteProvider, c: RouteCreate, applied: Applied) -> None:
+    """Repoint the one route ``c`` replaces; create ``c`` if that route is gone already."""
+    (old,) = c.replaces
+    try:
+        await provider.replace_route(old, c.route, name_hint=c.name_hint)
+    except RouteNotFoundError:
+        await provider.create_route(c.route, name_hint=c.name_hint)
+        return
+    applied.deleted.append(old)
+
+
 async def apply_batch(
-    plan: Plan, *, provider: BatchRouteProvider, on_create_failed: CreateFailed
+    plan: Plan, *, provider: BatchRouteProvider, on_create_done: CreateDone
 ) -> Applied:
     """Carry out ``plan`` in one batched write: deletes first, then creates."""
     applied = Applied()
@@ -129,8 +165,8 @@ async def apply_batch(
         error = outcome.failed_creates.get(index)
         if error is None:
             applied.created.append(create)
-            continue
-        applied.failed.append((create, error))
-        applied.errors.append(error)
-        await on_create_failed(create, error, elapsed)
+        else:
+            applied.failed.append((create, error))
+            applied.errors.append(error)
+        await on_create_done(create, error, elapsed)
     return applied

@@ -3,15 +3,18 @@
 A sync (:meth:`Controller.sync`):
 
 1. takes the Node changes since the last sync (:mod:`routectl.changes`);
-2. gets the routes: a fresh listing, or the cached one (:mod:`routectl.listing`);
+2. gets the routes: a fresh listing, or the cached one (:mod:`routectl.listing`), even an
+   old one: a new Node's route is never held back by a ListRoutes; a sync that planned on
+   an old listing asks for a fresh one behind its writes, and a failed sync throws the
+   cached listing away;
 3. plans with the pure planner, over the whole cluster or only the changes' scope
    (:mod:`routectl.reconcile`, :mod:`routectl.scope`); a plan that would delete a route
    whose cloud name we do not know yet plans again on a fresh listing;
 4. reports input problems once (:mod:`routectl.status`);
 5. withholds mass deletes (:mod:`routectl.guard`);
 6. applies the plan, per route or batched (:mod:`routectl.apply`), remembering its own
-   writes in the cached listing;
-7. writes NetworkUnavailable where it must change (:mod:`routectl.status`).
+   writes in the cached listing, and writes each Node's NetworkUnavailable where it must
+   change the moment that Node's own routes are settled (:mod:`routectl.readiness`).
 
 Anything that failed makes the sync raise :class:`~routectl.errors.SyncFailedError` (an
 exception group of every failed call and write), and the changes go back for the next
@@ -20,11 +23,12 @@ sync; the worker (:mod:`routectl.worker`) decides when that is.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 
-from routectl.apply import Applied, apply_batch, apply_routes
+from routectl.apply import Applied, CreateDone, apply_batch, apply_routes
 from routectl.changes import Changes, Dirty
 from routectl.config import Settings
 from routectl.errors import ProviderError, RoutectlError, SyncFailedError
@@ -35,7 +39,8 @@ from routectl.metrics import Metrics
 from routectl.model import NodeView
 from routectl.provider import RouteProvider, batch_capable
 from routectl.queue import Batch
-from routectl.reconcile import Plan, plan, routes_created
+from routectl.readiness import ConditionStream
+from routectl.reconcile import Plan, plan
 from routectl.scope import scope
 from routectl.status import NodeStatus
 
@@ -65,8 +70,11 @@ class Controller:
         status: NodeStatus,
         metrics: Metrics,
         clock: Callable[[], float],
+        request_fresh: Callable[[], None],
     ) -> None:
         self.settings = settings
+        self.request_fresh = request_fresh
+        """Ask for a sync on a fresh listing (after one planned on a stale listing)."""
         self.store = store
         self.changes = changes
         self.listing = listing
@@ -110,10 +118,15 @@ class Controller:
         try:
             applied = await self._carry_out(work, verdict.plan)
         except BaseException:
-            # A full sync that failed may have left work anywhere: the next one is full too.
+            # A full sync that failed may have left work anywhere: the next one is full too,
+            # on a fresh listing (a failure may mean our view of the cloud is wrong).
             self.changes.needs_full |= work.full
+            self.listing.invalidate()
             raise
         self.changes.needs_full &= not work.full
+        if listing.stale:
+            # The writes went out on an old listing; now look again, behind them.
+            self.request_fresh()
         return applied.changed
 
     def _plan(self, listing: Listing, dirty: Dirty) -> Planned:
@@ -154,29 +167,31 @@ class Controller:
         return verdict
 
     async def _carry_out(self, work: Planned, result: Plan) -> Applied:
-        """Apply ``result`` and report it; raise SyncFailedError if any call or write failed."""
-        applied = await self._apply(result)
-        errors: list[RoutectlError] = [*applied.errors, *await self._report(work, applied)]
+        """Apply ``result``, each Node's condition written as soon as its routes are settled;
+        raise SyncFailedError if any call or write failed."""
+        async with asyncio.TaskGroup() as group:
+            stream = ConditionStream(
+                status=self.status, nodes=work.nodes, plan=result, group=group, on_ready=self._ready
+            )
+            stream.open()
+            applied = await self._apply(result, stream.create_done)
+            self.listing.remember(
+                deleted=applied.deleted, created=[c.route for c in applied.created]
+            )
+        errors: list[RoutectlError] = [*applied.errors, *stream.errors]
         if errors:
             raise SyncFailedError(_summary(applied, errors), errors)
         return applied
 
-    async def _apply(self, result: Plan) -> Applied:
-        report = self.status.create_failed
+    async def _apply(self, result: Plan, done: CreateDone) -> Applied:
         if not result.empty and self.settings.batch_writes and batch_capable(self.provider):
-            return await apply_batch(result, provider=self.provider, on_create_failed=report)
-        return await apply_routes(result, provider=self.provider, on_create_failed=report)
+            return await apply_batch(result, provider=self.provider, on_create_done=done)
+        return await apply_routes(result, provider=self.provider, on_create_done=done)
 
-    async def _report(self, work: Planned, applied: Applied) -> list[RoutectlError]:
-        """Remember our writes, write the conditions, observe latency; return failed writes."""
-        self.listing.remember(deleted=applied.deleted, created=[c.route for c in applied.created])
-        failed = [create for create, _ in applied.failed]
-        errors = await self.status.write_conditions(work.nodes, work.plan, failed)
-        outcome = routes_created(nodes=work.nodes, plan=work.plan, failed=failed)
-        ready = [name for name, created in outcome.items() if created]
-        for seconds in self.changes.routed(ready, now=self.clock()):
+    def _ready(self, name: str) -> None:
+        """``name`` has all its routes: observe how long it waited for them."""
+        for seconds in self.changes.routed([name], now=self.clock()):
             self.metrics.route_latency.observe(seconds)
-        return list(errors)
 
 
 def _summary(applied: Applied, errors: Sequence[RoutectlError]) -> str:

@@ -21,6 +21,7 @@ an error means, and plugins translate their SDK's exceptions at their own bounda
         - ProviderTerminalError      -- retrying cannot help; wait for the next change
         - RouteAlreadyExistsError    -- create of a route that exists: counts as success
         - RouteNotFoundError         -- delete of a route that is gone: counts as success
+        - CreateSkippedError         -- a create not tried: the delete it waits for failed
 
 A sync that fails raises :class:`SyncFailedError`, an ``ExceptionGroup`` of the leaves
 above (every cloud call and Node write that failed), so the worker decides by type with
@@ -120,6 +121,10 @@ class RouteAlreadyExistsError(ProviderError):
 
 class RouteNotFoundError(ProviderError):
     """Delete found the route already gone; the controller counts it as success."""
+
+
+class CreateSkippedError(ProviderError):
+    """A create was not attempted: the delete of the route it replaces failed first."""
 
 
 class SyncFailedError(ExceptionGroup[RoutectlError]):

@@ -1,8 +1,10 @@
 """The cloud's routes as last listed, kept current with routectl's own writes.
 
-* :meth:`ListingCache.get` lists afresh when asked to, when nothing was listed yet, or when
-  the listing is older than ``max_age``; otherwise it hands out the cached routes, so a
-  burst of syncs costs one ListRoutes.
+* :meth:`ListingCache.get` lists afresh when asked to, when nothing was listed yet, or with
+  ``max_age`` 0 (upstream's behaviour); otherwise it hands out the cached routes, so a burst
+  of syncs costs one ListRoutes, even when they are older than ``max_age`` (then marked
+  ``stale``): correctness does not hang on the listing's age, since a create that finds its
+  route there already succeeds, and the caller lists again behind its writes.
 * :meth:`ListingCache.remember` applies a sync's successful deletes and creates to the
   cache. A route routectl created is *synthetic* until the cloud lists it: the cloud's
   name for it is unknown, so a plan that wants to delete one lists afresh first
@@ -26,11 +28,13 @@ from routectl.scope import RouteIndex
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Listing:
-    """Routes to plan against: ``fresh`` when they were just listed from the cloud."""
+    """Routes to plan against: ``fresh`` when just listed, ``stale`` when older than the
+    maximum age (used anyway: a fresh listing is due behind the sync's writes)."""
 
     routes: Sequence[Route]
     index: RouteIndex
     fresh: bool
+    stale: bool = False
 
 
 class ListingCache:
@@ -55,16 +59,21 @@ class ListingCache:
         self.owned = 0
 
     async def get(self, *, fresh: bool) -> Listing:
-        """The routes: listed now if ``fresh``, if never listed, or if too old."""
+        """The routes: listed now if ``fresh``, if never listed, or if ``max_age`` is 0;
+        otherwise the cached ones, marked ``stale`` when older than ``max_age``."""
         now = self._clock()
-        stale = self._max_age <= 0 or now - self._listed_at > self._max_age
-        if fresh or stale or self._routes is None:
+        if fresh or self._max_age <= 0 or self._routes is None:
             routes = list(await self._provider.list_routes())
             self._routes, self._index, self._listed_at = routes, RouteIndex(routes), now
             self._synthetic.clear()
             self.owned = sum(self._owns(r) for r in routes)
             return Listing(routes=list(routes), index=self._index, fresh=True)
-        return Listing(routes=list(self._routes), index=self._index, fresh=False)
+        stale = now - self._listed_at > self._max_age
+        return Listing(routes=list(self._routes), index=self._index, fresh=False, stale=stale)
+
+    def invalidate(self) -> None:
+        """Forget the cached routes: the next :meth:`get` lists afresh."""
+        self._routes = None
 
     def must_relist(self, plan: Plan) -> bool:
         """True if ``plan`` deletes a route whose cloud name is unknown (we made it)."""

@@ -1,8 +1,10 @@
 """A work queue for exactly one key: "the cluster's routes need a look".
 
-* a request while idle makes one sync due after the batch window, so a burst of Node
-  events costs one sync (and one route listing);
-* requests during a sync make exactly one more sync due after it;
+* a request while idle makes a sync due at once (the leading edge: a lone Node event never
+  waits for a window);
+* requests during a sync, or within ``batch_window`` after one ended, coalesce into exactly
+  one more sync, due ``batch_window`` after the first of them (or after the end): batching
+  happens under load, never in front of a lone event;
 * the dirty mark is cleared when a sync is *claimed*, not when it ends, so a Node change
   that lands while the worker talks to the cloud is never lost (upstream's "Forget before
   reconcile", encoded in the design rather than in a comment);
@@ -44,6 +46,7 @@ class QueueState:
     running: bool = False
     due: float = 0.0
     last_start: float | None = None
+    last_end: float | None = None
     triggers: set[str] = dataclasses.field(default_factory=set)
     requested_at: float = 0.0
     requests: int = 0
@@ -54,7 +57,7 @@ class QueueState:
         if not self.dirty:
             self.dirty = True
             self.requested_at = now
-            self.due = max(self.due, now + self.batch_window, self._earliest())
+            self.due = max(self.due, self._first_due(now), self._earliest())
         self.triggers.add(trigger)
         self.requests += 1
         self.fresh_listing |= fresh_listing
@@ -87,11 +90,19 @@ class QueueState:
         self.fresh_listing = False
         return batch
 
-    def done(self) -> None:
+    def done(self, *, now: float) -> None:
         """The claimed sync ended; a request that came meanwhile waits out the interval."""
-        self.running = False
+        self.running, self.last_end = False, now
         if self.dirty:
             self.due = max(self.due, self._earliest())
+
+    def _first_due(self, now: float) -> float:
+        """When a first request at ``now`` makes a sync due: at once when idle."""
+        if self.running:
+            return now + self.batch_window
+        if self.last_end is not None and now < self.last_end + self.batch_window:
+            return self.last_end + self.batch_window
+        return now
 
     def _earliest(self) -> float:
         return -1.0 if self.last_start is None else self.last_start + self.min_interval
@@ -120,7 +131,7 @@ class CoalescingQueue:
 
     def done(self) -> None:
         """Mark the claimed sync finished."""
-        self.state.done()
+        self.state.done(now=self._now())
         self._changed.set()
 
     def close(self) -> None:

@@ -1,9 +1,10 @@
 """What a sync tells Kubernetes: NetworkUnavailable conditions, Events, problems.
 
-* :meth:`NodeStatus.write_conditions` patches ``nodes/<name>/status`` only where
-  :func:`~routectl.reconcile.desired_condition` says so (status or reason differ), at most
-  once per Node per call, concurrently; a Node that is gone (404) needs nothing. It returns
-  the writes that failed, so the sync can fail and be retried.
+* :meth:`NodeStatus.write_condition` patches ``nodes/<name>/status`` only where
+  :func:`~routectl.reconcile.desired_condition` says so (status or reason differ); a Node
+  that is gone (404) needs nothing. It returns the write's error, so the sync can fail and
+  be retried. :mod:`routectl.readiness` calls it per Node, as soon as the Node's routes are
+  settled.
 * :meth:`NodeStatus.create_failed` logs and records upstream's ``FailedToCreateRoute``
   Warning on the Node.
 * :meth:`NodeStatus.report_problems` logs, counts and records each input problem once,
@@ -16,14 +17,14 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from routectl.errors import KubeError, KubeWriteFencedError, ProviderError
 from routectl.fence import Fence
 from routectl.kube import condition_patch, go_duration, lease_event, node_event
 from routectl.model import NodeView
-from routectl.reconcile import Plan, RouteCreate, desired_condition, routes_created
+from routectl.reconcile import Plan, RouteCreate, desired_condition
 
 logger = logging.getLogger("routectl.controller")
 HTTP_NOT_FOUND = 404
@@ -94,26 +95,25 @@ class NodeStatus:
         self._count_problem = count_problem
         self._problems: frozenset[tuple[str, str, str]] = frozenset()
 
-    async def write_conditions(
-        self, nodes: Sequence[NodeView], plan: Plan, failed: Collection[RouteCreate]
-    ) -> list[KubeError]:
-        """Write NetworkUnavailable where it must change; return the writes that failed."""
-        writes = []
-        for name, created in routes_created(nodes=nodes, plan=plan, failed=failed).items():
-            current = self._nodes.get(name)
-            if current is None:
-                continue
-            condition = desired_condition(current.network_unavailable, routes_created=created)
-            if condition is not None:
-                logger.info(
-                    "Patching node status %s with %s previous condition was:%s",
-                    name,
-                    created,
-                    current.network_unavailable,
-                )
-                writes.append(self._patch(name, condition_patch(condition, now=self._now())))
-        results = await asyncio.gather(*writes)
-        return [error for error in results if error is not None]
+    async def write_condition(self, name: str, *, created: bool) -> KubeError | None:
+        """Write NetworkUnavailable for ``name`` if status or reason must change.
+
+        Returns the write's error (None when it succeeded or was not needed).
+        """
+        current = self._nodes.get(name)
+        if current is None:
+            return None
+        condition = desired_condition(current.network_unavailable, routes_created=created)
+        if condition is None:
+            return None
+        logger.info(
+            "Patching node status %s with %s previous condition was:%s",
+            name,
+            created,
+            current.network_unavailable,
+            extra={"node": name},
+        )
+        return await self._patch(name, condition_patch(condition, now=self._now()))
 
     async def _patch(self, name: str, patch: dict[str, Any]) -> KubeError | None:
         try:

@@ -156,6 +156,7 @@ def build_service(
         ),
         metrics=metrics,
         clock=_loop_time,
+        request_fresh=lambda: queue.request(trigger="periodic", fresh_listing=True),
     )
     informer = Informer(
         kube=kube,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import datetime
 import random
@@ -19,6 +20,8 @@ class RecordingKube:
 
     def __init__(self) -> None:
         self.patches: list[tuple[str, dict[str, Any]]] = []
+        self.patched_at: dict[str, float] = {}
+        """Node name -> loop time of its last status patch."""
         self.events: list[dict[str, Any]] = []
         self.fail: dict[str, KubeError] = {}
         """Node name (or ``"event"``) -> the error its next writes raise."""
@@ -30,6 +33,7 @@ class RecordingKube:
         if name in self.fail:
             raise self.fail[name]
         self.patches.append((name, patch))
+        self.patched_at[name] = asyncio.get_running_loop().time()
 
     async def create_event(self, event: dict[str, Any]) -> None:
         """Record (or fail) one Event."""

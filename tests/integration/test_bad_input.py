@@ -178,7 +178,7 @@ async def test_cidr_claimed_by_two_nodes_goes_to_the_first_name_without_flapping
     running = await cluster.start(route_resync_period=600.0)
     await eventually(lambda: cluster.routes() == {("node-a", "10.244.5.0/24")})
     await eventually(lambda: cluster.condition("node-b") == ("True", "NoRouteCreated"))
-    assert cluster.condition("node-a") == ("False", "RouteCreated")
+    await eventually(lambda: cluster.condition("node-a") == ("False", "RouteCreated"))
     await asyncio.sleep(3 * 800)  # three resyncs with fresh listings
     assert cluster.routes() == {("node-a", "10.244.5.0/24")}
     assert (cluster.cloud.count("create"), cluster.cloud.count("delete")) == (1, 0)

@@ -112,3 +112,63 @@ def test_plan_never_raises_and_creates_are_unique(nodes, listed) -> None:
     result = plan(nodes=nodes, routes=listed, cluster_cidrs=CLUSTER)
     keys = [canonical(c.route.destination_cidr) for c in result.creates]
     assert len(keys) == len(set(keys))
+
+
+def apply_to_table(table: dict[str, Route], result, *, ena: bool) -> dict[str, Route]:
+    """A keyed cloud (one route per canonical destination, like AWS's) after ``result``:
+    a delete removes only the route with that destination *and* target; a create for a
+    destination that is taken changes nothing ("already exists")."""
+    after = dict(table)
+    for route in result.deletes:
+        key = canonical(route.destination_cidr)
+        if key in after and after[key].target_node == route.target_node:
+            del after[key]
+    for create in result.creates:
+        after.setdefault(
+            canonical(create.route.destination_cidr),
+            dataclasses.replace(create.route, enable_node_addresses=ena),
+        )
+    return after
+
+
+def shape(table: dict[str, Route]) -> dict[str, tuple[str, bool]]:
+    """A table as destination -> (target, blackhole): what matters to traffic."""
+    return {key: (r.target_node, r.blackhole) for key, r in table.items()}
+
+
+def wanted_routes(nodes, table: dict[str, Route]) -> set[str]:
+    """The destinations in ``table`` whose route is right for a Node that wants it (not a
+    blackhole; with the addresses the Node has, where the cloud reports addresses)."""
+    by_name = {n.name: n for n in nodes}
+    return {
+        key
+        for key, r in table.items()
+        if (node := by_name.get(r.target_node)) is not None
+        and key in {canonical(c) for c in node.pod_cidrs}
+        and not r.blackhole
+        and (not r.enable_node_addresses or set(r.target_node_addresses) == set(node.addresses))
+    }
+
+
+@settings(max_examples=400, deadline=None)
+@given(nodes=nodes, truth=routes, stale=routes, ena=st.booleans())
+def test_a_stale_listing_never_costs_a_right_route_and_a_fresh_one_repairs(
+    nodes, truth, stale, ena
+) -> None:
+    """Planning on any listing, however old or wrong, deletes no route a Node rightly has;
+    and planning again on a fresh listing brings the cloud to the same state as if the
+    listing had been fresh from the start. Correctness does not hang on the listing's age."""
+    table = {
+        canonical(r.destination_cidr): r
+        for r in truth
+        if is_responsible(r.destination_cidr, CLUSTER)
+    }
+    right = wanted_routes(nodes, table)
+    after = apply_to_table(table, plan(nodes=nodes, routes=stale, cluster_cidrs=CLUSTER), ena=ena)
+    assert right <= wanted_routes(nodes, after), "a stale listing cost a right route"
+    fresh = plan(nodes=nodes, routes=list(after.values()), cluster_cidrs=CLUSTER)
+    repaired = apply_to_table(after, fresh, ena=ena)
+    direct = apply_to_table(
+        table, plan(nodes=nodes, routes=list(table.values()), cluster_cidrs=CLUSTER), ena=ena
+    )
+    assert shape(repaired) == shape(direct)

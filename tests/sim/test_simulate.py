@@ -126,9 +126,11 @@ def test_json_and_plot_outputs(tmp_path, capsys) -> None:
         assert set(scenario["profiles"]) == {"routectl", "upstream-watch", "upstream-periodic"}
         for profile in scenario["profiles"].values():
             assert set(profile) == {
+                "simulated_seconds",
                 "cloud_calls",
                 "throttled",
                 "route_latency_seconds",
+                "node_ready_seconds",
                 "converge_seconds",
                 "wrongful_deletes",
                 "cpu_seconds",
@@ -139,6 +141,7 @@ def test_json_and_plot_outputs(tmp_path, capsys) -> None:
             assert not any(profile["invariants"].values()), profile["invariants"]
             assert set(profile["cloud_calls"]) == {"list", "create", "delete"}
             assert set(profile["route_latency_seconds"]) == {"p50", "p99", "max"}
+            assert set(profile["node_ready_seconds"]) == {"p50", "p99", "max"}
             assert all(isinstance(v, int) for v in profile["cloud_calls"].values())
             assert isinstance(profile["converge_seconds"], float)
             assert isinstance(profile["peak_rss_bytes"], int)

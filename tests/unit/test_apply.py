@@ -26,13 +26,16 @@ def create(node: str, cidr: str, *replaces: Route) -> RouteCreate:
 
 
 class Failures:
-    """Collects what on_create_failed is told."""
+    """Collects the failed creates on_create_done is told of."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, str]] = []
+        self.done: list[str] = []
 
-    async def __call__(self, c: RouteCreate, error: ProviderError, elapsed: float) -> None:
-        self.seen.append((c.route.target_node, type(error).__name__))
+    async def __call__(self, c: RouteCreate, error: ProviderError | None, elapsed: float) -> None:
+        self.done.append(c.route.target_node)
+        if error is not None:
+            self.seen.append((c.route.target_node, type(error).__name__))
 
 
 async def test_everything_runs_concurrently() -> None:
@@ -45,7 +48,7 @@ async def test_everything_runs_concurrently() -> None:
         deletes=stale, creates=tuple(create(f"n{i}", f"10.244.{50 + i}.0/24") for i in range(5))
     )
     applied = await apply_routes(
-        plan, provider=FakeProvider.over(cloud, "c"), on_create_failed=Failures()
+        plan, provider=FakeProvider.over(cloud, "c"), on_create_done=Failures()
     )
     assert len(applied.created) == 5
     assert len(applied.deleted) == 5
@@ -62,12 +65,13 @@ async def test_a_replacing_create_waits_for_its_delete_and_skips_if_it_failed() 
     failures = Failures()
     plan = Plan(deletes=(stale,), creates=(create("new", "10.244.1.0/24", stale),))
     applied = await apply_routes(
-        plan, provider=FakeProvider.over(cloud, "c"), on_create_failed=failures
+        plan, provider=FakeProvider.over(cloud, "c"), on_create_done=failures
     )
     assert cloud.count("create") == 0
     assert [c.route.target_node for c, _ in applied.failed] == ["new"]
     assert [str(e) for e in applied.errors] == ["boom"]
-    assert failures.seen == []  # no create was attempted, so no FailedToCreateRoute
+    # no create was attempted: its outcome is a skip, which the caller tells apart
+    assert failures.seen == [("new", "CreateSkippedError")]
 
 
 class SlowFor(FakeProvider):
@@ -93,7 +97,7 @@ async def test_a_failed_create_is_reported_as_soon_as_known() -> None:
         apply_routes(
             Plan(creates=(create("fails", "10.244.1.0/24"), create("slow", "10.244.2.0/24"))),
             provider=SlowFor(cloud, "slow"),
-            on_create_failed=failures,
+            on_create_done=failures,
         )
     )
     await asyncio.sleep(5)
@@ -108,12 +112,12 @@ async def test_batch_reports_each_failed_route() -> None:
     provider = FakeProvider.over(cloud, "c")
     failures = Failures()
     plan = Plan(creates=(create("a", "10.244.1.0/24"), create("b", "10.244.2.0/24")))
-    applied = await apply_batch(plan, provider=provider, on_create_failed=failures)
+    applied = await apply_batch(plan, provider=provider, on_create_done=failures)
     assert [c.route.target_node for c in applied.created] == ["a"]
     assert failures.seen == [("b", "ProviderTerminalError")]
     cloud.fail_next("create", Fault(error=ProviderError("down")))  # a batch with creates
     again = Plan(creates=(create("c", "10.244.3.0/24"),), deletes=tuple(cloud.listing("c")))
-    applied = await apply_batch(again, provider=provider, on_create_failed=failures)
+    applied = await apply_batch(again, provider=provider, on_create_done=failures)
     assert not applied.changed
     assert len(applied.errors) == 2
 
@@ -128,7 +132,7 @@ async def test_cancelling_the_sync_cancels_every_write_it_planned() -> None:
         deletes=tuple(cloud.listing("c")),
         creates=tuple(create(f"n{i}", f"10.244.{50 + i}.0/24") for i in range(10)),
     )
-    task = asyncio.create_task(apply_routes(plan, provider=provider, on_create_failed=Failures()))
+    task = asyncio.create_task(apply_routes(plan, provider=provider, on_create_done=Failures()))
     await asyncio.sleep(3.5)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -137,3 +141,40 @@ async def test_cancelling_the_sync_cancels_every_write_it_planned() -> None:
     assert 0 < sent < 20
     await asyncio.sleep(60)
     assert len(cloud.calls) == sent
+
+
+async def test_a_replace_capable_cloud_repoints_in_one_write() -> None:
+    """A create that replaces one route is one replace call where the provider can."""
+    cloud = FakeCloud(CloudSettings(replace=True, write_latency=1.0))
+    cloud.add_route("c", route("old", "10.244.1.0/24"))
+    (stale,) = cloud.listing("c")
+    plan = Plan(deletes=(stale,), creates=(create("new", "10.244.1.0/24", stale),))
+    done = Failures()
+    applied = await apply_routes(plan, provider=FakeProvider.over(cloud, "c"), on_create_done=done)
+    assert [c.operation for c in cloud.calls] == ["replace"]
+    assert [(r.target_node, r.destination_cidr) for r in cloud.routes("c")] == [
+        ("new", "10.244.1.0/24")
+    ]
+    assert (applied.deleted, [c.route.target_node for c in applied.created]) == ([stale], ["new"])
+    assert done.done == ["new"]
+    assert asyncio.get_running_loop().time() == pytest.approx(1.0)
+
+
+async def test_a_replace_that_finds_the_old_route_gone_creates() -> None:
+    """The route to replace is gone already: the new one is created instead."""
+    cloud = FakeCloud(CloudSettings(replace=True))
+    gone = route("old", "10.244.1.0/24")
+    plan = Plan(deletes=(gone,), creates=(create("new", "10.244.1.0/24", gone),))
+    await apply_routes(plan, provider=FakeProvider.over(cloud, "c"), on_create_done=Failures())
+    assert [c.operation for c in cloud.calls] == ["replace", "create"]
+    assert [r.target_node for r in cloud.routes("c")] == ["new"]
+
+
+async def test_without_the_capability_a_replace_is_a_delete_then_a_create() -> None:
+    """Plugins without replace keep delete-then-create."""
+    cloud = FakeCloud()
+    cloud.add_route("c", route("old", "10.244.1.0/24"))
+    (stale,) = cloud.listing("c")
+    plan = Plan(deletes=(stale,), creates=(create("new", "10.244.1.0/24", stale),))
+    await apply_routes(plan, provider=FakeProvider.over(cloud, "c"), on_create_done=Failures())
+    assert [c.operation for c in cloud.calls] == ["delete", "create"]

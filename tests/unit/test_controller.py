@@ -14,14 +14,16 @@ from routectl.changes import Changes
 from routectl.config import Settings
 from routectl.controller import Controller
 from routectl.errors import ProviderTerminalError, SyncFailedError
+from routectl.gate import CallPolicy
 from routectl.informer import NodeStore
 from routectl.listing import ListingCache
 from routectl.metrics import Metrics
 from routectl.model import NodeView, Route
+from routectl.provider import RouteProvider
 from routectl.queue import Batch
 from routectl.status import NodeStatus
-from routectl.testing import FakeCloud, FakeProvider, Fault
-from tests.fakes import RecordingKube
+from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
+from tests.fakes import RecordingKube, gated
 
 pytestmark = pytest.mark.looptime
 
@@ -52,12 +54,14 @@ class Rig:
         return {(r.target_node, r.destination_cidr) for r in self.cloud.routes("c")}
 
 
-def rig(cloud: FakeCloud | None = None, **overrides: Any) -> Rig:
+def rig(
+    cloud: FakeCloud | None = None, provider: RouteProvider | None = None, **overrides: Any
+) -> Rig:
     cloud = cloud or FakeCloud()
     settings = Settings(cluster_cidrs=(ip_network("10.244.0.0/16"),), provider="fake", **overrides)
     kube, store, changes, metrics = RecordingKube(), NodeStore(), Changes(), Metrics.create()
     clock = asyncio.get_running_loop().time
-    provider = FakeProvider.over(cloud, "c")
+    provider = provider or FakeProvider.over(cloud, "c")
     controller = Controller(
         settings=settings,
         store=store,
@@ -75,6 +79,7 @@ def rig(cloud: FakeCloud | None = None, **overrides: Any) -> Rig:
         ),
         metrics=metrics,
         clock=clock,
+        request_fresh=lambda: None,
     )
     return Rig(cloud, kube, store, changes, metrics, controller)
 
@@ -141,3 +146,20 @@ async def test_deleting_a_route_we_made_lists_afresh_first() -> None:
     assert r.routes() == set()
     assert r.cloud.count("list") == 2
     assert r.cloud.count("delete", "ok") == 1
+
+
+async def test_each_node_is_ready_when_its_own_route_is_made_not_at_the_end() -> None:
+    """A Node with nothing to create is marked at once; the others one by one, as their
+    own creates finish under a 1 req/s budget, each written once."""
+    cloud = FakeCloud(CloudSettings(write_latency=1.0))
+    paced = gated(FakeProvider.over(cloud, "c"), CallPolicy(qps=1.0, burst=1))
+    r = rig(cloud, paced)
+    cloud.add_route("c", Route(target_node="old", destination_cidr="10.244.9.0/24"))
+    r.put(node("old", "10.244.9.0/24"), *(node(f"n{i}", f"10.244.{i}.0/24") for i in range(1, 6)))
+    await r.controller.sync(batch(fresh=True))
+    written = r.kube.patched_at
+    first_create = min(c.time for c in cloud.calls if c.operation == "create")
+    assert written["old"] <= first_create  # nothing to create: marked before any write
+    times = sorted(written[f"n{i}"] for i in range(1, 6))
+    assert times[-1] - times[0] >= 3.0  # spread out, as each Node's own create finished
+    assert len(r.kube.patches) == 6  # one write per Node, as before

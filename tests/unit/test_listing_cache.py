@@ -29,14 +29,20 @@ def cache(cloud: FakeCloud, max_age: float = 60.0) -> ListingCache:
     )
 
 
-async def test_lists_once_until_too_old_or_asked_for_fresh() -> None:
-    """The first get lists; later ones reuse it until max_age passes or fresh is asked for."""
+async def test_lists_once_and_hands_out_an_old_listing_marked_stale() -> None:
+    """The first get lists; later ones reuse it, past max_age too (marked stale, never
+    listed in front of the caller), until fresh is asked for or it was invalidated."""
     cloud = FakeCloud()
     listing = cache(cloud)
     assert (await listing.get(fresh=False)).fresh
-    assert not (await listing.get(fresh=False)).fresh
+    young = await listing.get(fresh=False)
+    assert (young.fresh, young.stale) == (False, False)
     assert (await listing.get(fresh=True)).fresh
     await asyncio.sleep(61)
+    old = await listing.get(fresh=False)
+    assert (old.fresh, old.stale) == (False, True)
+    assert cloud.count("list") == 2
+    listing.invalidate()
     assert (await listing.get(fresh=False)).fresh
     assert cloud.count("list") == 3
 

@@ -38,16 +38,19 @@ def writer(kube: RecordingKube, *nodes: NodeView) -> tuple[NodeStatus, list[str]
 
 
 async def test_conditions_are_written_only_where_status_or_reason_change() -> None:
-    """A Node already RouteCreated gets no patch; a failed one gets NoRouteCreated."""
+    """A Node already RouteCreated gets no patch; a new one RouteCreated, a failed one
+    NoRouteCreated, both stamped with the wall clock."""
     done = node("done", "10.244.1.0/24", condition=CONDITION_ROUTE_CREATED)
     new, failing = node("new", "10.244.2.0/24"), node("failing", "10.244.3.0/24")
     kube = RecordingKube()
     status, _ = writer(kube, done, new, failing)
-    failed = RouteCreate(
-        route=Route(target_node="failing", destination_cidr="10.244.3.0/24"), name_hint="u"
-    )
-    errors = await status.write_conditions([done, new, failing], Plan(), [failed])
-    assert errors == []
+    results = [
+        await status.write_condition("done", created=True),
+        await status.write_condition("new", created=True),
+        await status.write_condition("failing", created=False),
+        await status.write_condition("unknown", created=True),
+    ]
+    assert results == [None, None, None, None]
     assert kube.conditions() == {
         "new": ("False", "RouteCreated"),
         "failing": ("True", "NoRouteCreated"),
@@ -62,8 +65,10 @@ async def test_a_gone_node_needs_nothing_but_other_failures_are_returned() -> No
     kube.fail = {"gone": KubeError("not found", status=404), "sick": KubeError("boom", status=500)}
     a, b = node("gone", "10.244.1.0/24"), node("sick", "10.244.2.0/24")
     status, _ = writer(kube, a, b)
-    errors = await status.write_conditions([a, b], Plan(), [])
-    assert [e.status for e in errors] == [500]
+    assert await status.write_condition("gone", created=True) is None
+    error = await status.write_condition("sick", created=True)
+    assert error is not None
+    assert error.status == 500
 
 
 async def test_failed_create_records_upstreams_event_on_the_node() -> None:

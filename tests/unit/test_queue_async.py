@@ -11,13 +11,19 @@ from routectl.queue import CoalescingQueue
 pytestmark = pytest.mark.looptime
 
 
-async def test_burst_waits_out_the_batch_window_once() -> None:
-    """A burst of requests makes one sync, claimed one batch window after the first."""
+async def test_a_lone_event_starts_at_once_and_a_burst_under_load_makes_one_sync() -> None:
+    """The first request while idle is claimed at once; the burst that lands during that
+    sync makes one more sync, one batch window after its first request."""
     q = CoalescingQueue(batch_window=2.0)
     loop = asyncio.get_running_loop()
+    q.request()
+    first = await q.claim()
+    assert first is not None
+    assert loop.time() == 0.0
     for _ in range(100):
         q.request()
         await asyncio.sleep(0.01)
+    q.done()
     batch = await q.claim()
     assert batch is not None
     assert batch.requests == 100

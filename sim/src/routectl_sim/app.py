@@ -8,7 +8,8 @@ import shlex
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from routectl_sim.profiles import SCENARIOS
+from routectl.flags import parse_run_flags
+from routectl_sim.profiles import SCENARIOS, profile_flags
 from routectl_sim.report import (
     by_scenario,
     plot,
@@ -32,13 +33,14 @@ def jobs_for(args: argparse.Namespace, profiles: list[str]) -> list[Job]:
         qps=args.cloud_qps,
         burst=args.cloud_burst,
         whole_table=args.cloud_whole_table,
+        replace=args.cloud_replace,
     )
     return [
         Job(
             scenario=s,
             profile=p,
             nodes=args.nodes,
-            duration=args.duration,
+            duration=_duration(s, p, args.duration, cloud, extra),
             seed=seed,
             heartbeat=args.heartbeat_period,
             controller_flags=extra,
@@ -48,6 +50,32 @@ def jobs_for(args: argparse.Namespace, profiles: list[str]) -> list[Job]:
         for s in scenarios
         for p in profiles
     ]
+
+
+DRIFT_AT = 60.0
+"""When the drift scenario changes the cloud behind the controller's back."""
+
+
+DEFAULT_DURATION = 900.0
+
+
+def _duration(
+    scenario: str, profile: str, asked: float | None, cloud: CloudModel, extra: tuple[str, ...]
+) -> float:
+    """The run's length: as asked; by default 15 minutes, but a drift run then lasts until
+    the profile's next full listing could have repaired the drift (its resync, jittered, or
+    its period), so the table shows when each profile repairs it instead of "never"."""
+    if asked is not None:
+        return asked
+    if scenario != "drift":
+        return DEFAULT_DURATION
+    flags = profile_flags(profile, budget_qps=cloud.qps, budget_burst=cloud.burst)
+    settings = parse_run_flags([*flags, *extra])
+    if settings.watch_mode:
+        horizon = settings.route_resync_period * 1.25 + settings.retry_backoff_cap
+    else:
+        horizon = 2 * settings.route_reconciliation_period
+    return max(DEFAULT_DURATION, DRIFT_AT + horizon + 60.0)
 
 
 def simulate(args: argparse.Namespace, profiles: list[str]) -> int:

@@ -33,7 +33,11 @@ def add_simulate(commands: Any) -> None:
     p.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
     p.add_argument("--nodes", type=int, default=100, help="cluster size (default: 100)")
     p.add_argument(
-        "--duration", type=_duration, default=900.0, help="simulated time per run (default: 15m)"
+        "--duration",
+        type=_duration,
+        default=None,
+        help="simulated time per run (default: 15m, and a drift run lasts until each "
+        "profile's full listing could repair the drift)",
     )
     p.add_argument(
         "--profiles",
@@ -75,6 +79,11 @@ def add_simulate(commands: Any) -> None:
         help="the cloud stores a route table as one object and takes batched writes",
     )
     p.add_argument(
+        "--cloud-replace",
+        action="store_true",
+        help="the cloud repoints a route in one call (like AWS's ReplaceRoute)",
+    )
+    p.add_argument(
         "--jobs", type=int, default=min(2, os.cpu_count() or 1), help="simulations run at once"
     )
     p.add_argument("--json", type=Path, help="write the results as JSON to this file")
@@ -94,7 +103,7 @@ def run_simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         parser.error("--nodes: must be within 1..65536 (one /24 of 10.0.0.0/8 per node)")
     if args.seeds < 1:
         parser.error("--seeds: must be >= 1")
-    if args.cloud_qps <= 0 or args.cloud_burst < 1 or args.duration <= 0:
+    if args.cloud_qps <= 0 or args.cloud_burst < 1 or (args.duration or 1) <= 0:
         parser.error("--cloud-qps and --duration must be > 0, --cloud-burst >= 1")
     if args.plot is not None:
         try:

@@ -45,6 +45,9 @@ class Recorder:
     addresses: dict[str, frozenset[NodeAddress]] = dataclasses.field(default_factory=dict)
     waiting: dict[tuple[str, str], float] = dataclasses.field(default_factory=dict)
     latencies: list[float] = dataclasses.field(default_factory=list)
+    unready: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Nodes given a pod CIDR, not yet NetworkUnavailable=False: since when."""
+    ready_latencies: list[float] = dataclasses.field(default_factory=list)
     wrongful_deletes: int = 0
     foreign_touched: int = 0
     last_fault: float = 0.0
@@ -57,15 +60,17 @@ class Recorder:
         self.addresses[node] = addresses
 
     def wanted(self, node: str, cidr: str, addresses: frozenset[NodeAddress], now: float) -> None:
-        """A Node now needs a route to ``cidr``."""
+        """A Node now needs a route to ``cidr`` (it just got its pod CIDR: not ready yet)."""
         self.placed(node, cidr, addresses)
         self.waiting[(node, cidr)] = now
+        self.unready[node] = now
         self.last_workload_change = now
 
     def gone(self, node: str, now: float) -> None:
         """A Node left; its routes are no longer wanted."""
         for cidr in self.desired.pop(node, set()):
             self.waiting.pop((node, cidr), None)
+        self.unready.pop(node, None)
         self.addresses.pop(node, None)
         self.last_workload_change = now
 
@@ -76,6 +81,17 @@ class Recorder:
         self.addresses[node] = addresses
         self.waiting[(node, cidr)] = now
         self.last_workload_change = now
+
+    def node_written(self, kind: str, node: dict[str, Any]) -> None:
+        """FakeApiServer listener: a Node marked NetworkUnavailable=False is ready now."""
+        name = node.get("metadata", {}).get("name", "")
+        if kind == "DELETED" or name not in self.unready:
+            return
+        for condition in node.get("status", {}).get("conditions") or []:
+            if condition.get("type") == "NetworkUnavailable" and condition.get("status") == "False":
+                now = asyncio.get_running_loop().time()
+                self.ready_latencies.append(now - self.unready.pop(name))
+                return
 
     def faulted(self, now: float) -> None:
         """A fault was injected (chaos)."""

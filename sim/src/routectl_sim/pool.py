@@ -61,6 +61,16 @@ class _Fenced:
         """As the wrapped provider."""
         return self._inner.supports_batch
 
+    @property
+    def supports_replace(self) -> bool:
+        """As the wrapped provider."""
+        return self._inner.supports_replace
+
+    async def replace_route(self, old: Route, new: Route, *, name_hint: str) -> None:
+        """Replace, checking leadership first."""
+        self._check()
+        await self._inner.replace_route(old, new, name_hint=name_hint)
+
     def _check(self) -> None:
         """A write must come from the replica the Lease names, at the moment it is sent."""
         if self._pool.elected and self._pool.holder() != self._identity:

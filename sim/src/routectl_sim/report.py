@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
@@ -36,7 +37,7 @@ def scenario_json(results: Sequence[Result]) -> dict[str, object]:
     return {
         "scenario": first.scenario,
         "nodes": first.nodes,
-        "simulated_seconds": float(first.duration),
+        "simulated_seconds": max(float(r.job.duration) for r in results),
         "profiles": {r.job.profile: r.summary() for r in results},
     }
 
@@ -105,7 +106,10 @@ def _seconds(value: float) -> str:
 def table(results: Sequence[Result]) -> Table:
     """One scenario, one column per profile."""
     first = results[0].job
-    title = f"{first.scenario}: {first.nodes} nodes, {_seconds(first.duration)} simulated"
+    longest = max(r.job.duration for r in results)
+    title = f"{first.scenario}: {first.nodes} nodes, {_seconds(longest)} simulated"
+    if any(r.job.duration != longest for r in results):
+        title += " (each profile until its full listing could repair drift)"
     t = Table(title=title)
     t.add_column("")
     for r in results:
@@ -119,6 +123,9 @@ def table(results: Sequence[Result]) -> Table:
         ("route latency p50", [_seconds(percentile(r.latencies, 0.50)) for r in results]),
         ("route latency p99", [_seconds(percentile(r.latencies, 0.99)) for r in results]),
         ("route latency max", [_seconds(max(r.latencies, default=0.0)) for r in results]),
+        ("node ready p50", [_seconds(percentile(r.ready_latencies, 0.50)) for r in results]),
+        ("node ready p99", [_seconds(percentile(r.ready_latencies, 0.99)) for r in results]),
+        ("node ready max", [_seconds(max(r.ready_latencies, default=0.0)) for r in results]),
         ("converged after last change", [_seconds(r.converge_seconds) for r in results]),
         ("controller CPU", [f"{r.cpu_seconds:.2f}s" for r in results]),
         ("peak RSS growth", [f"{r.peak_rss_bytes / 2**20:.1f} MiB" for r in results]),
@@ -142,41 +149,55 @@ def table(results: Sequence[Result]) -> Table:
 
 
 def plot(path: Path, results: Sequence[Result]) -> None:
-    """Cumulative cloud calls over time and the route latency CDF, per profile and scenario."""
+    """Per scenario: cumulative cloud calls over the whole run, and the CDFs of route latency
+    and of node readiness (pod CIDR to NetworkUnavailable=False), per profile."""
     import matplotlib as mpl  # noqa: PLC0415 -- optional dependency, only for --plot
 
     mpl.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.ticker import LogLocator, ScalarFormatter  # noqa: PLC0415
 
     groups = by_scenario(results)
-    fig, axes = plt.subplots(len(groups), 2, figsize=(12, 3.6 * len(groups)), squeeze=False)
+    fig, axes = plt.subplots(len(groups), 3, figsize=(16, 3.6 * len(groups)), squeeze=False)
     for row, (scenario, group) in enumerate(groups.items()):
-        calls, cdf = axes[row]
+        calls, routes, ready = axes[row]
         for r in group:
-            times = sorted(r.call_times)
-            calls.step(
-                [t / 60 for t in times], range(1, len(times) + 1), where="post", label=r.job.profile
-            )
-            latencies = sorted(r.latencies)
-            if latencies:
-                cdf.step(
-                    latencies,
-                    [(i + 1) / len(latencies) for i in range(len(latencies))],
-                    where="post",
-                    label=r.job.profile,
-                )
+            _calls(calls, r)
         calls.set(
             title=f"{scenario}: cumulative cloud calls", xlabel="simulated minutes", ylabel="calls"
         )
-        cdf.set(
-            title=f"{scenario}: route latency CDF", xlabel="seconds (log)", ylabel="share of routes"
-        )
-        cdf.set_xscale("symlog", linthresh=1.0)
         calls.legend()
-        if any(r.latencies for r in group):
-            cdf.legend()
-        else:
-            cdf.text(0.5, 0.5, "no route needed creating", ha="center", transform=cdf.transAxes)
+        for axis, what, attribute in (
+            (routes, "route latency", "latencies"),
+            (ready, "node ready", "ready_latencies"),
+        ):
+            for r in group:
+                _cdf(axis, getattr(r, attribute), r.job.profile)
+            axis.set(title=f"{scenario}: {what} CDF", xlabel="seconds (log)", ylabel="share")
+            axis.set_xscale("log")
+            axis.xaxis.set_major_locator(LogLocator(base=10))
+            axis.xaxis.set_major_formatter(ScalarFormatter())
+            axis.set_ylim(0, 1.05)
+            if any(getattr(r, attribute) for r in group):
+                axis.legend()
+            else:
+                axis.text(0.5, 0.5, "nothing to measure", ha="center", transform=axis.transAxes)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _calls(axis: Any, r: Result) -> None:
+    """Cumulative calls as a step line that runs from 0 to the end of the run."""
+    times = [0.0, *sorted(r.call_times), r.job.duration]
+    counts = [0, *range(1, len(r.call_times) + 1), len(r.call_times)]
+    axis.step([t / 60 for t in times], counts, where="post", label=r.job.profile)
+
+
+def _cdf(axis: Any, values: Sequence[float], label: str) -> None:
+    """An empirical CDF that shows even for one value (a marker on each step)."""
+    ordered = sorted(max(v, 1e-3) for v in values)
+    if not ordered:
+        return
+    shares = [(i + 1) / len(ordered) for i in range(len(ordered))]
+    axis.step([ordered[0], *ordered], [0.0, *shares], where="post", label=label, marker=".")

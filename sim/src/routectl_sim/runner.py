@@ -46,6 +46,8 @@ class CloudModel:
     qps: float = 1.0
     burst: int = 10
     whole_table: bool = False
+    replace: bool = False
+    """The cloud repoints a route in one call (AWS's ReplaceRoute)."""
     """The route table is one object and the provider writes batches (Azure, OpenStack)."""
 
 
@@ -73,6 +75,8 @@ class Result:
     throttled: int
     latencies: list[float]
     converge_seconds: float
+    ready_latencies: list[float] = dataclasses.field(default_factory=list)
+    """From a Node getting its pod CIDR to its NetworkUnavailable=False being written."""
     wrongful_deletes: int
     cpu_seconds: float
     peak_rss_bytes: int
@@ -87,12 +91,18 @@ class Result:
     def summary(self) -> dict[str, object]:
         """The per-profile object of ``routectl simulate --json``."""
         return {
+            "simulated_seconds": float(self.job.duration),
             "cloud_calls": self.cloud_calls,
             "throttled": self.throttled,
             "route_latency_seconds": {
                 "p50": percentile(self.latencies, 0.50),
                 "p99": percentile(self.latencies, 0.99),
                 "max": max(self.latencies, default=0.0),
+            },
+            "node_ready_seconds": {
+                "p50": percentile(self.ready_latencies, 0.50),
+                "p99": percentile(self.ready_latencies, 0.99),
+                "max": max(self.ready_latencies, default=0.0),
             },
             "converge_seconds": self.converge_seconds,
             "wrongful_deletes": self.wrongful_deletes,
@@ -128,6 +138,7 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
             seed=job.seed,
             enable_node_addresses=by_address,
             whole_table=model.whole_table,
+            replace=model.replace,
             list_lag=5.0 if chaos else 0.0,
         )
     )
@@ -136,6 +147,7 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
     failures: list[object] = []
     loop.set_exception_handler(lambda _, context: failures.append(context))
     async with FakeApiServer(history_limit=20_000) as server:
+        server.watch_nodes(recorder.node_written)
         sim = Sim(
             server=server,
             cloud=cloud,
@@ -174,6 +186,7 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
         cloud_calls={op: cloud.count(op) for op in ("list", "create", "delete")},
         throttled=cloud.count(outcome="throttled"),
         latencies=recorder.latencies,
+        ready_latencies=recorder.ready_latencies,
         converge_seconds=max(0.0, recorder.last_cloud_change - recorder.last_workload_change)
         if converged
         else -1.0,

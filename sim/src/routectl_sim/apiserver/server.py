@@ -43,7 +43,7 @@ from routectl_sim.apiserver.status import (
     JsonObj,
     build_status,
 )
-from routectl_sim.apiserver.store import Revision, Store
+from routectl_sim.apiserver.store import Change, Revision, Store
 from routectl_sim.apiserver.strategies import (
     EventStrategy,
     EventsV1Strategy,
@@ -116,6 +116,7 @@ class FakeApiServer:
             for kind in (NODE, LEASE, EVENT)
         }
         self._stores = list(stores.values())
+        self._node_store = stores["Node"]
         self._nodes = Registry(store=stores["Node"], strategy=NodeStrategy())
         self._leases = Registry(store=stores["Lease"], strategy=LeaseStrategy())
         self._events = Registry(store=stores["Event"], strategy=EventStrategy())
@@ -232,6 +233,10 @@ class FakeApiServer:
         """Strategic-merge-patch ``/status`` (conditions merge by type)."""
         content_type = "application/strategic-merge-patch+json"
         return self._nodes.patch(name, patch, content_type=content_type, subresource="status").body
+
+    def watch_nodes(self, callback: Callable[[str, JsonObj], None]) -> None:
+        """Call ``callback(event type, node)`` on every committed Node change, in order."""
+        self._node_store.subscribe(_Callback(callback))
 
     def delete_node(self, name: str) -> None:
         """Delete a Node (with finalizers it is only marked for deletion)."""
@@ -410,3 +415,14 @@ class FakeApiServer:
     @staticmethod
     async def _probe(request: web.Request) -> web.StreamResponse:
         return web.Response(text="ok", content_type="text/plain")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Callback:
+    """A store subscriber that hands each change to a function (see watch_nodes)."""
+
+    callback: Callable[[str, JsonObj], None]
+
+    def offer(self, change: Change) -> None:
+        """Pass the change on."""
+        self.callback(change.type, change.obj)
