@@ -139,9 +139,9 @@ def test_json_and_plot_outputs(tmp_path, capsys) -> None:
             }
             assert set(profile["invariants"]) == set(INVARIANTS)
             assert not any(profile["invariants"].values()), profile["invariants"]
-            assert set(profile["cloud_calls"]) == {"list", "create", "delete"}
+            assert set(profile["cloud_calls"]) == {"list", "create", "delete", "replace"}
             assert set(profile["route_latency_seconds"]) == {"p50", "p99", "max"}
-            assert set(profile["node_ready_seconds"]) == {"p50", "p99", "max"}
+            assert set(profile["node_ready_seconds"]) == {"p50", "p99", "max", "after_route_max"}
             assert all(isinstance(v, int) for v in profile["cloud_calls"].values())
             assert isinstance(profile["converge_seconds"], float)
             assert isinstance(profile["peak_rss_bytes"], int)

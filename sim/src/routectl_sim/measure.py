@@ -48,6 +48,10 @@ class Recorder:
     unready: dict[str, float] = dataclasses.field(default_factory=dict)
     """Nodes given a pod CIDR, not yet NetworkUnavailable=False: since when."""
     ready_latencies: list[float] = dataclasses.field(default_factory=list)
+    routed_at: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Nodes waiting to be ready whose route exists: since when."""
+    ready_after_route: list[float] = dataclasses.field(default_factory=list)
+    """For each Node made ready: how long after its route its condition was written."""
     wrongful_deletes: int = 0
     foreign_touched: int = 0
     last_fault: float = 0.0
@@ -71,6 +75,7 @@ class Recorder:
         for cidr in self.desired.pop(node, set()):
             self.waiting.pop((node, cidr), None)
         self.unready.pop(node, None)
+        self.routed_at.pop(node, None)
         self.addresses.pop(node, None)
         self.last_workload_change = now
 
@@ -91,6 +96,8 @@ class Recorder:
             if condition.get("type") == "NetworkUnavailable" and condition.get("status") == "False":
                 now = asyncio.get_running_loop().time()
                 self.ready_latencies.append(now - self.unready.pop(name))
+                if (routed := self.routed_at.pop(name, None)) is not None:
+                    self.ready_after_route.append(now - routed)
                 return
 
     def faulted(self, now: float) -> None:
@@ -115,6 +122,8 @@ class Recorder:
             since = self.waiting.pop(key, None)
             if since is not None:
                 self.latencies.append(change.time - since)
+            if route.target_node in self.unready:
+                self.routed_at[route.target_node] = change.time
         elif self._was_right(route.target_node, key[1], route.target_node_addresses):
             self.wrongful_deletes += 1
 

@@ -118,6 +118,7 @@ def table(results: Sequence[Result]) -> Table:
         ("ListRoutes calls", [str(r.cloud_calls["list"]) for r in results]),
         ("CreateRoute calls", [str(r.cloud_calls["create"]) for r in results]),
         ("DeleteRoute calls", [str(r.cloud_calls["delete"]) for r in results]),
+        ("ReplaceRoute calls", [str(r.cloud_calls.get("replace", 0)) for r in results]),
         ("throttled answers", [str(r.throttled) for r in results]),
         ("of the writes, whole-table batches", [str(r.batched_writes) for r in results]),
         ("route latency p50", [_seconds(percentile(r.latencies, 0.50)) for r in results]),
@@ -126,6 +127,10 @@ def table(results: Sequence[Result]) -> Table:
         ("node ready p50", [_seconds(percentile(r.ready_latencies, 0.50)) for r in results]),
         ("node ready p99", [_seconds(percentile(r.ready_latencies, 0.99)) for r in results]),
         ("node ready max", [_seconds(max(r.ready_latencies, default=0.0)) for r in results]),
+        (
+            "node ready after its route, max",
+            [_seconds(max(r.ready_after_route, default=0.0)) for r in results],
+        ),
         ("converged after last change", [_seconds(r.converge_seconds) for r in results]),
         ("controller CPU", [f"{r.cpu_seconds:.2f}s" for r in results]),
         ("peak RSS growth", [f"{r.peak_rss_bytes / 2**20:.1f} MiB" for r in results]),

@@ -77,6 +77,8 @@ class Result:
     converge_seconds: float
     ready_latencies: list[float] = dataclasses.field(default_factory=list)
     """From a Node getting its pod CIDR to its NetworkUnavailable=False being written."""
+    ready_after_route: list[float] = dataclasses.field(default_factory=list)
+    """From a Node's route existing to its NetworkUnavailable=False being written."""
     wrongful_deletes: int
     cpu_seconds: float
     peak_rss_bytes: int
@@ -103,6 +105,7 @@ class Result:
                 "p50": percentile(self.ready_latencies, 0.50),
                 "p99": percentile(self.ready_latencies, 0.99),
                 "max": max(self.ready_latencies, default=0.0),
+                "after_route_max": max(self.ready_after_route, default=0.0),
             },
             "converge_seconds": self.converge_seconds,
             "wrongful_deletes": self.wrongful_deletes,
@@ -183,10 +186,11 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
     converged = routed == expected
     return Result(
         job=job,
-        cloud_calls={op: cloud.count(op) for op in ("list", "create", "delete")},
+        cloud_calls={op: cloud.count(op) for op in ("list", "create", "delete", "replace")},
         throttled=cloud.count(outcome="throttled"),
         latencies=recorder.latencies,
         ready_latencies=recorder.ready_latencies,
+        ready_after_route=recorder.ready_after_route,
         converge_seconds=max(0.0, recorder.last_cloud_change - recorder.last_workload_change)
         if converged
         else -1.0,

@@ -188,8 +188,12 @@ Scenario = Callable[[Sim, int], Coroutine[Any, Any, None]]
 """Drives a scenario's changes once the controller runs (:func:`setup` builds the start)."""
 
 
-def _spread(count: int, over: float) -> list[float]:
-    return [over * i / max(1, count) for i in range(count)]
+SETTLE = 60.0
+"""Steady-state scenarios begin this long after the controllers start."""
+
+
+def _spread(count: int, over: float, *, start: float = 0.0) -> list[float]:
+    return [start + over * i / max(1, count) for i in range(count)]
 
 
 async def join(sim: Sim, slot: int, name: str, *, rng: random.Random | None = None) -> None:
@@ -226,8 +230,9 @@ async def _rolling(sim: Sim, nodes: int) -> None:
 
 
 async def _address_change(sim: Sim, nodes: int) -> None:
+    """One Node's address changes every minute or so, once the controller has settled."""
     victims = sim.rng.sample(sorted(sim.names), max(1, nodes // 10))
-    for name, at in zip(victims, _spread(len(victims), 600.0), strict=True):
+    for name, at in zip(victims, _spread(len(victims), 600.0, start=SETTLE), strict=True):
         await asyncio.sleep(max(0.0, at - sim.now()))
         sim.readdress(name)
 
