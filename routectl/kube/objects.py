@@ -14,9 +14,9 @@ from typing import Any
 
 from routectl.errors import InvalidObjectError
 from routectl.model import Condition, NodeAddress, NodeView
+from routectl.syntax import format_duration
 
 NETWORK_UNAVAILABLE = "NetworkUnavailable"
-NANOS_PER_SECOND = 1_000_000_000
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -112,26 +112,7 @@ def parse_micro_time(text: str) -> datetime.datetime | None:
 
 def go_duration(seconds: float) -> str:
     """Format like Go's ``time.Duration.String`` (``1.5s``, ``123.456ms``, ``2m3s``)."""
-    nanos = round(seconds * 1e9)
-    sign, nanos = ("-", -nanos) if nanos < 0 else ("", nanos)
-    if nanos == 0:
-        return "0s"
-    if nanos < NANOS_PER_SECOND:
-        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
-            if nanos >= size:
-                return f"{sign}{_trim(nanos / size)}{unit}"
-    hours, rest = divmod(nanos, 3_600_000_000_000)
-    minutes, rest = divmod(rest, 60_000_000_000)
-    text = f"{_trim(rest / 1e9)}s"
-    if hours or minutes:
-        text = f"{minutes}m{text}"
-    if hours:
-        text = f"{hours}h{text}"
-    return sign + text
-
-
-def _trim(value: float) -> str:
-    return f"{value:.9f}".rstrip("0").rstrip(".")
+    return format_duration(seconds)
 
 
 def node_event(

@@ -160,7 +160,7 @@ def plot(path: Path, results: Sequence[Result]) -> None:
 
     mpl.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
-    from matplotlib.ticker import LogLocator, ScalarFormatter  # noqa: PLC0415
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter  # noqa: PLC0415
 
     groups = by_scenario(results)
     fig, axes = plt.subplots(len(groups), 3, figsize=(16, 3.6 * len(groups)), squeeze=False)
@@ -182,6 +182,7 @@ def plot(path: Path, results: Sequence[Result]) -> None:
             axis.set_xscale("log")
             axis.xaxis.set_major_locator(LogLocator(base=10))
             axis.xaxis.set_major_formatter(ScalarFormatter())
+            axis.xaxis.set_minor_formatter(NullFormatter())
             axis.set_ylim(0, 1.05)
             if any(getattr(r, attribute) for r in group):
                 axis.legend()
