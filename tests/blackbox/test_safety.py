@@ -188,3 +188,24 @@ async def test_a_kubeconfig_that_is_not_yaml_exits_2_with_one_line(bench: Bench)
     (line,) = [line for line in a.lines if line.strip()]
     assert "--kubeconfig" in line
     assert "cannot load Kubernetes configuration" in line
+
+
+async def test_routes_that_are_not_ours_are_left_alone_and_overlaps_are_warned(
+    bench: Bench,
+) -> None:
+    """A VPN route around the pod range survives, said once; two Nodes with overlapping pod
+    CIDRs are both routed and each gets a PodCIDROverlap Warning."""
+    vpn = Route(target_node="", destination_cidr="10.244.0.0/15", name="vpn", blackhole=True)
+    bench.cloud.cloud.add_route("kubernetes", vpn)
+    bench.apiserver.create_node(node("big", "10.244.0.0/20"))
+    bench.apiserver.create_node(node("small", "10.244.7.0/24"))
+    a = await bench.start(bench.args("--leader-elect=false", "--route-resync-period=2s"))
+    await until(lambda: {("big", "10.244.0.0/20"), ("small", "10.244.7.0/24")} <= bench.routes())
+    await until(lambda: len(bench.cloud.requests) >= 6, within=60)  # a few resyncs later
+    assert ("", "10.244.0.0/15") in bench.routes()
+    assert [r for r in bench.cloud.requests if r.operation == "delete"] == []
+    assert len(a.logged("ForeignRouteOverlapsClusterCIDR")) == 1
+    overlaps = [e for e in bench.apiserver.events() if e["reason"] == "PodCIDROverlap"]
+    assert sorted(e["involvedObject"]["name"] for e in overlaps) == ["big", "small"]
+    assert await a.metric("routectl_input_problems_total", reason="PodCIDROverlap") == 2
+    assert await a.stop() == 0
