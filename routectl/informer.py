@@ -2,8 +2,9 @@
 
 * The first full list fills :class:`NodeStore` and sets ``synced``; nobody plans before.
 * The watch starts from the list's resourceVersion, with bookmarks, and a server timeout
-  drawn from [5, 10) minutes like client-go's reflector; a clean end resumes from the last
-  resourceVersion seen (bookmarks included).
+  drawn from [5, 10) minutes like client-go's reflector; any end, clean or cut mid-stream,
+  resumes from the last resourceVersion applied (bookmarks included), so no event is
+  applied twice and the store never travels back in time.
 * An expired resourceVersion (an ERROR event with a 410 Status, or an HTTP 410) relists and
   reports every difference, so Nodes deleted meanwhile come out as deletes.
 * Any other failure (a cut connection, 5xx, 403 from missing RBAC, an unreachable server)
@@ -17,17 +18,27 @@ import asyncio
 import logging
 import random
 import types
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from typing import Any, Protocol
 
 from routectl.errors import InvalidObjectError, KubeError, ResourceVersionGoneError
-from routectl.kube import KubeClient, parse_node
+from routectl.kube import NodeListing, parse_node
 from routectl.model import NodeView
 from routectl.ratelimit import backoff_delay
 
 logger = logging.getLogger(__name__)
 
 NodeHandler = Callable[[NodeView | None, NodeView | None], None]
+
+
+class NodeSource(Protocol):
+    """Where Nodes come from: the API client's list and watch (a fake in unit tests)."""
+
+    async def list_nodes(self) -> NodeListing: ...
+
+    def watch_nodes(
+        self, *, resource_version: str, timeout_seconds: int
+    ) -> AsyncIterator[dict[str, Any]]: ...
 WATCH_TIMEOUT_RANGE = (300, 600)
 
 
@@ -91,7 +102,7 @@ class Informer:
     def __init__(
         self,
         *,
-        kube: KubeClient,
+        kube: NodeSource,
         store: NodeStore,
         on_change: NodeHandler,
         on_relist: Callable[[str], None],
@@ -108,21 +119,22 @@ class Informer:
         self._on_relist = on_relist
         self._backoff = (backoff_base, backoff_cap)
         self._rng = rng
+        self.resource_version: str | None = None
+        """The last resourceVersion applied (list or watch event); None: list next."""
 
     async def run(self) -> None:
         """List and watch until cancelled."""
-        resource_version: str | None = None
         failures = 0
         while True:
             try:
-                if resource_version is None:
-                    resource_version = await self._list()
-                resource_version = await self._watch(resource_version)
+                if self.resource_version is None:
+                    self.resource_version = await self._list()
+                await self._watch()
                 failures = 0
             except ResourceVersionGoneError:
                 logger.info("Node watch expired (410); listing again")
                 self._on_relist("expired")
-                resource_version = None
+                self.resource_version = None
                 await asyncio.sleep(self._backoff[0])
             except KubeError as exc:
                 failures += 1
@@ -147,14 +159,16 @@ class Informer:
             logger.info("Relisted %d Nodes, %d changed meanwhile", len(views), len(changes))
         return listing.resource_version
 
-    async def _watch(self, resource_version: str) -> str:
+    async def _watch(self) -> None:
+        """Watch from :attr:`resource_version`, moving it on with every event applied, so a
+        watch cut mid-stream resumes after the last event, never before it (replaying old
+        events would bring deleted Nodes back for a while)."""
         timeout = self._rng.randrange(*WATCH_TIMEOUT_RANGE)
         async for event in self.kube.watch_nodes(
-            resource_version=resource_version, timeout_seconds=timeout
+            resource_version=self.resource_version or "", timeout_seconds=timeout
         ):
             self.healthy = True
-            resource_version = self._handle(event) or resource_version
-        return resource_version
+            self.resource_version = self._handle(event) or self.resource_version
 
     def _handle(self, event: dict[str, Any]) -> str | None:
         """Apply one watch event to the store; return its resourceVersion."""
