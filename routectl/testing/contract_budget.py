@@ -42,3 +42,21 @@ class CountingBudget:
         self.spent += 1
         self.operations[operation] += 1
         await asyncio.sleep(0)
+
+
+def over_budget(times: list[float], *, qps: float, burst: int, slack: float = 0.0) -> list[str]:
+    """Windows in which more requests were sent than ``burst + qps * W`` allows.
+
+    ``times`` are the loop times at which a fake cloud received requests. Every window that
+    starts and ends at a request is checked (the worst windows are among them). ``slack``
+    widens each window by the transport's jitter, for fakes measured on the real clock.
+    """
+    found: list[str] = []
+    ordered = sorted(times)
+    for first, start in enumerate(ordered):
+        for last in range(first, len(ordered)):
+            width = ordered[last] - start
+            sent = last - first + 1
+            if sent > burst + qps * (width + slack) + 1e-6:
+                found.append(f"{sent} requests in {width:.3f}s from t={start:.3f}")
+    return found

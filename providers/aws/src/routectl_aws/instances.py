@@ -95,6 +95,7 @@ class InstanceCache:
         self._missing_ids: dict[str, float] = {}
         self._node_instance: dict[str, tuple[str, float]] = {}
         self._missing_nodes: dict[str, float] = {}
+        self._node_locks: dict[str, asyncio.Lock] = {}
 
     def known(self, instance_id: str) -> Instance | None:
         """The cached instance of that id, however old, without calling EC2."""
@@ -137,7 +138,12 @@ class InstanceCache:
         return {i: self._instances[i][0] for i in ids if i in self._instances}
 
     async def resolve_node(self, node: str) -> Instance | None:
-        """The live instance named ``node`` under the ``node-name`` rule."""
+        """The live instance named ``node`` under the ``node-name`` rule (concurrent callers
+        for one node share one look-up)."""
+        async with self._node_locks.setdefault(node, asyncio.Lock()):
+            return await self._resolve_node(node)
+
+    async def _resolve_node(self, node: str) -> Instance | None:
         now, ttl = asyncio.get_running_loop().time(), self._options.cache_seconds
         hit = self._node_instance.get(node)
         if hit is not None and now - hit[1] < ttl:
@@ -186,6 +192,7 @@ class InstanceCache:
 
     async def disable_source_dest_check(self, instance: Instance) -> None:
         """Let the instance forward pod traffic; only calls EC2 when the check is on."""
+        instance = self.known(instance.id) or instance
         if not instance.source_dest_check:
             return
         now = asyncio.get_running_loop().time()
