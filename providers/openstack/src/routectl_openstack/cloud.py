@@ -20,6 +20,7 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import re
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -103,24 +104,30 @@ class OpenStackCloud:
         self._options = options
         self._pacer = _Pacer(budget)
         self._connection: openstack.connection.Connection | None = None
+        self._connecting = threading.Lock()  # worker threads open one connection, not one each
         self._closed = False
 
     def _connect(self) -> openstack.connection.Connection:
-        if self._connection is None:
-            http = requests.Session()
-            adapter = _PacedAdapter(self._pacer)
-            http.mount("http://", adapter)
-            http.mount("https://", adapter)
-            session = ks_session.Session(
-                auth=_auth(self._options.credentials), session=http, timeout=TIMEOUT_SECONDS
-            )
-            self._connection = openstack.connection.Connection(
-                session=session,
-                region_name=self._options.region or None,
-                connect_retries=0,
-                status_code_retries=0,
-            )
-        return self._connection
+        with self._connecting:
+            if self._connection is None:
+                self._connection = self._open()
+            return self._connection
+
+    def _open(self) -> openstack.connection.Connection:
+        """A connection whose every HTTP request spends the budget, with SDK retries off."""
+        http = requests.Session()
+        adapter = _PacedAdapter(self._pacer)
+        http.mount("http://", adapter)
+        http.mount("https://", adapter)
+        session = ks_session.Session(
+            auth=_auth(self._options.credentials), session=http, timeout=TIMEOUT_SECONDS
+        )
+        return openstack.connection.Connection(
+            session=session,
+            region_name=self._options.region or None,
+            connect_retries=0,
+            status_code_retries=0,
+        )
 
     async def call(self, operation: str, fn: Callable[[openstack.connection.Connection], T]) -> T:
         """Run ``fn`` with the connection in a worker thread; errors leave mapped."""
