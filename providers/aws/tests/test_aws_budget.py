@@ -4,8 +4,8 @@ routectl is built as ``routectl run`` builds it, with ``--cloud-qps 1 --cloud-bu
 front of moto's EC2 through the counting proxy, which stamps every request with the loop time.
 Ten creates (two nodes: look-ups, source/destination checks, routes) must reach EC2 at most
 ``burst + qps * W`` in any window of W seconds. moto runs in a thread, so this test runs on
-the real clock: about fifteen seconds (one request a second), allowing half a second of
-transport jitter between a token and the request's arrival.
+the real clock: about fifteen seconds (one request a second), allowing for the jitter between
+a token and the request's arrival at the proxy.
 """
 
 from __future__ import annotations
@@ -51,8 +51,10 @@ async def test_ten_creates_stay_within_the_bucket(vpc: Vpc, proxy: FaultProxy) -
         await provider.aclose()
     assert proxy.count("CreateRoute") == 10
     assert len(proxy.times) > 10, "look-ups should show in the request log"
-    # On the real clock a request reaches the proxy up to a few hundred ms after its token.
-    assert over_budget(proxy.times, qps=1.0, burst=1, slack=0.5) == []
+    # On the real clock a request reaches the proxy some time after its token (moto shares
+    # the interpreter): windows are widened by 0.9 s, so two requests less than 0.1 s apart,
+    # or any burst, still fail.
+    assert over_budget(proxy.times, qps=1.0, burst=1, slack=0.9) == []
     # Concurrent creates share one table listing and one look-up per node.
     assert proxy.count("DescribeRouteTables") == 1
     assert proxy.count("DescribeInstances") == 2
