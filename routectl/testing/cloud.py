@@ -120,6 +120,10 @@ class FakeCloud:
             )
         return self._tables[cluster]
 
+    def clusters(self) -> list[str]:
+        """The clusters that have a route table here."""
+        return sorted(self._tables)
+
     def routes(self, cluster: str) -> list[Route]:
         """The routes of ``cluster`` as they are now (no call is logged)."""
         return self.table(cluster).routes()

@@ -141,7 +141,11 @@ class RouteTable:
         return made
 
     def apply(self, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]) -> BatchResult:
-        """Apply a batch (the body of a whole-table write); per-route results."""
+        """Apply a batch (the body of a whole-table write); per-route results.
+
+        A delete of a route that is gone, and a create of a route already there with the
+        same target, succeed; a create over another target's route is reported failed.
+        """
         failed_deletes: dict[int, ProviderError] = {}
         failed_creates: dict[int, ProviderError] = {}
         for index, route in enumerate(deletes):
@@ -154,8 +158,10 @@ class RouteTable:
         for index, (route, hint) in enumerate(creates):
             try:
                 self.create(route, hint)
-            except RouteAlreadyExistsError:
-                pass
+            except RouteAlreadyExistsError as exc:
+                held = self._routes[canonical(route.destination_cidr)]
+                if held.target_node != route.target_node or held.blackhole:
+                    failed_creates[index] = exc  # another target holds it: not made
             except ProviderError as exc:
                 failed_creates[index] = exc
         return BatchResult(failed_deletes=failed_deletes, failed_creates=failed_creates)

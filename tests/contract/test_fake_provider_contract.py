@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import pytest
 
 from routectl.errors import (
@@ -13,32 +15,77 @@ from routectl.errors import (
 )
 from routectl.gate import CallPolicy
 from routectl.model import Route
-from routectl.provider import ProviderFactory, batch_capable, load_factory
+from routectl.provider import ProviderFactory, RequestBudget, batch_capable, load_factory
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from routectl.testing.contract import ProviderContract
+from routectl.testing.fake_provider import settings_from_options
 from tests.fakes import gated
 
 _: ProviderFactory = FakeProvider
 
 
+@pytest.mark.looptime
 class TestFakeProvider(ProviderContract):
-    """The contract suite against the in-memory cloud."""
+    """The contract suite against the in-memory cloud (another cluster's table beside ours)."""
+
+    options: ClassVar[dict[str, str]] = {}
+    foreign_kinds: tuple[str, ...] = ("other-cluster",)
+    foreign_kinds_elsewhere: tuple[str, ...] = ("other-cluster",)
+    throttle_retry_after: float | None = 7.0
+    fake: FakeCloud
 
     @pytest.fixture
-    async def provider(self):
-        """A fake provider for an empty cluster."""
-        p = FakeProvider(cluster_name="contract", options={})
-        yield p
-        await p.aclose()
+    async def cloud(self) -> FakeCloud:
+        """A private in-memory cloud configured by ``options``."""
+        self.fake = FakeCloud(settings_from_options(self.options))
+        return self.fake
 
-    async def inject_fault(self, provider, kind: str) -> None:
-        """Queue one failure of the requested kind on the fake cloud."""
-        error = {
-            "throttled": ProviderThrottledError("throttled", retry_after=1.0),
-            "transient": ProviderError("503"),
-            "terminal": ProviderTerminalError("forbidden"),
+    def make_provider(self, *, budget: RequestBudget) -> FakeProvider:
+        """A fake provider of cluster ``contract`` over the shared cloud."""
+        return FakeProvider(cluster_name="contract", options={}, cloud=self.fake, budget=budget)
+
+    def requests_made(self) -> int:
+        """Every call the cloud served is one request."""
+        return self.fake.count()
+
+    async def inject_fault(self, kind: str) -> None:
+        """Queue one failure of the requested kind for the next write."""
+        fault = {
+            "throttled": Fault(error=ProviderThrottledError("throttled", retry_after=7.0)),
+            "transient": Fault(error=ProviderError("503")),
+            "terminal": Fault(error=ProviderTerminalError("forbidden")),
+            "lost-answer": Fault(hang_after_success=True),
         }[kind]
-        provider.cloud.fail_next("create", Fault(error=error))
+        self.fake.fail_next("create", fault)
+
+    async def add_foreign_route(self, kind: str, destination: str) -> None:
+        """Another cluster's route, in that cluster's table of the same cloud."""
+        del kind
+        self.fake.add_route("other", Route(target_node="their-node", destination_cidr=destination))
+
+    async def cloud_routes(self) -> list[tuple[str, str]]:
+        """Every route of every cluster's table."""
+        return [
+            (r.destination_cidr, f"{cluster}:{r.target_node}:{r.blackhole}")
+            for cluster in self.fake.clusters()
+            for r in self.fake.routes(cluster)
+        ]
+
+    async def remove_node(self, node: str) -> None:
+        """The cloud marks the node's routes as blackholes."""
+        self.fake.blackhole_node("contract", node)
+
+
+class TestFakeProviderWholeTable(TestFakeProvider):
+    """The contract holds in whole-table mode too, batched writes included."""
+
+    options: ClassVar[dict[str, str]] = {"whole-table": "true"}
+
+
+class TestFakeProviderReplace(TestFakeProvider):
+    """The contract holds with the replace capability."""
+
+    options: ClassVar[dict[str, str]] = {"replace": "true"}
 
 
 def test_entry_point_resolves_to_fake_provider() -> None:
@@ -98,17 +145,6 @@ async def test_route_quota_is_terminal() -> None:
     await p.create_route(Route(target_node="a", destination_cidr="10.0.1.0/24"), name_hint="a")
     with pytest.raises(ProviderTerminalError, match="quota"):
         await p.create_route(Route(target_node="b", destination_cidr="10.0.2.0/24"), name_hint="b")
-
-
-class TestFakeProviderWholeTable(ProviderContract):
-    """The contract holds in whole-table mode too (single-route calls still work)."""
-
-    @pytest.fixture
-    async def provider(self):
-        """A whole-table fake provider for an empty cluster."""
-        p = FakeProvider(cluster_name="contract", options={"whole-table": "true"})
-        yield p
-        await p.aclose()
 
 
 @pytest.mark.looptime

@@ -46,7 +46,7 @@ async def test_endpoint_from_the_environment(monkeypatch: pytest.MonkeyPatch) ->
     [
         pytest.param(
             {"region": "us-east-1", "zone": "a"},
-            "unknown option(s) zone; known: cache-seconds, endpoint-url, region, vpc-id",
+            "unknown option(s) zone; known: cache-seconds, endpoint-url, node-name, region, vpc-id",
             id="unknown",
         ),
         pytest.param({}, "missing required option region", id="no-region"),

@@ -9,15 +9,12 @@ contract suite runs first, then the behaviour specific to EC2.
 
 from __future__ import annotations
 
-import logging
 import socket
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
+from typing import ClassVar
 
-import aiohttp
 import pytest
-from moto.server import ThreadedMotoServer
 from routectl_aws import AwsProvider
-from routectl_aws.provider import new_session
 from routectl_aws.testing import FaultProxy, InjectedFault, Instance, Vpc
 
 from routectl.errors import (
@@ -28,7 +25,7 @@ from routectl.errors import (
     RouteNotFoundError,
 )
 from routectl.model import Route
-from routectl.provider import RouteProvider, load_factory
+from routectl.provider import RequestBudget, load_factory
 from routectl.testing.contract import ProviderContract
 
 REGION = "us-east-1"
@@ -36,86 +33,105 @@ CLUSTER = "prod"
 CIDR_A = "10.244.1.0/24"
 CIDR_B = "10.244.2.0/24"
 CIDR_V6 = "fd00:10:244:1::/64"
+THROTTLED_7S = InjectedFault(
+    status=503, code="RequestLimitExceeded", message="Slow down", retry_after="7"
+)
 
 MakeProvider = Callable[..., AwsProvider]
 
 
-@pytest.fixture(scope="session")
-def moto_url() -> Iterator[str]:
-    """moto's EC2 over HTTP on 127.0.0.1, for the session."""
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture(autouse=True)
-def aws_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fake static credentials; no profile files, no instance metadata lookups."""
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
-    for name in (
-        "AWS_PROFILE",
-        "AWS_SESSION_TOKEN",
-        "AWS_REGION",
-        "AWS_DEFAULT_REGION",
-        "AWS_ENDPOINT_URL",
-        "AWS_ENDPOINT_URL_EC2",
-    ):
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-async def proxy(moto_url: str) -> AsyncIterator[FaultProxy]:
-    """A fault-injecting proxy in front of a freshly reset moto."""
-    async with (
-        aiohttp.ClientSession() as http,
-        http.post(f"{moto_url}/moto-api/reset") as reset,
-    ):
-        reset.raise_for_status()
-    async with FaultProxy(moto_url) as started:
-        yield started
-
-
-@pytest.fixture
-async def vpc(moto_url: str, proxy: FaultProxy) -> AsyncIterator[Vpc]:
-    """A dual-stack VPC with a subnet, set up directly in moto (after the reset)."""
-    del proxy  # requested only so that moto is reset first
-    async with new_session().create_client(
-        "ec2",
-        region_name=REGION,
-        endpoint_url=moto_url,
-    ) as ec2:
-        yield await Vpc.create(ec2)
-
-
 class TestAwsContract(ProviderContract):
-    """The contract, with two instances in a VPC whose route table is tagged for the cluster."""
+    """The contract, with two instances in a VPC whose route table is tagged for the cluster.
 
+    Another cluster's routes live in its own tagged table; an operator's route goes to an
+    internet gateway in ours. Instances are looked up afresh for each listing
+    (``cache-seconds=0``) so a terminated one shows as a blackhole at once.
+    """
+
+    node_name: ClassVar[str] = "private-dns-name"
+    """The naming rule (``node-name``); every rule's restart equivalence is tested below."""
+    foreign_kinds_elsewhere: tuple[str, ...] = ("other-cluster",)
+    throttle_retry_after: float | None = 7.0
     _proxy: FaultProxy
+    _vpc: Vpc
+    _table: str
+    _instances: dict[str, Instance]
 
     @pytest.fixture
-    async def provider(self, vpc: Vpc, proxy: FaultProxy) -> AsyncIterator[AwsProvider]:
-        """A provider for cluster ``contract`` whose nodes are two fresh instances."""
-        await vpc.cluster_table("contract")
-        first, second = await vpc.launch(2)
-        self.nodes = (first.dns, second.dns)
-        self._proxy = proxy
-        provider = AwsProvider(
-            cluster_name="contract", options={"region": REGION, "endpoint-url": proxy.url}
-        )
-        yield provider
-        await provider.aclose()
+    async def cloud(self, vpc: Vpc, proxy: FaultProxy) -> Vpc:
+        """Two instances named after this class's ``node_name`` rule, one tagged table."""
+        self._vpc, self._proxy = vpc, proxy
+        self._table = await vpc.cluster_table("contract")
+        first, second = await vpc.launch(1, name="worker-a") + await vpc.launch(1, name="worker-b")
+        self._instances = {
+            self.name_of(i, tag): i for i, tag in ((first, "worker-a"), (second, "worker-b"))
+        }
+        self.nodes = (self.name_of(first, "worker-a"), self.name_of(second, "worker-b"))
+        return vpc
 
-    async def inject_fault(self, provider: RouteProvider, kind: str) -> None:
-        """The proxy answers the next EC2 request with a throttling, 500 or 403 error."""
-        del provider
-        self._proxy.fail_next(kind)
+    def name_of(self, instance: Instance, tag: str) -> str:
+        """The Node name of ``instance`` under this class's rule."""
+        return {"private-dns-name": instance.dns, "name-tag": tag, "instance-id": instance.id}[
+            self.node_name
+        ]
+
+    def make_provider(self, *, budget: RequestBudget) -> AwsProvider:
+        """A provider of cluster ``contract`` through the proxy."""
+        options = {
+            "region": REGION,
+            "endpoint-url": self._proxy.url,
+            "cache-seconds": "0",
+            "node-name": self.node_name,
+        }
+        return AwsProvider(cluster_name="contract", options=options, budget=budget)
+
+    def requests_made(self) -> int:
+        """EC2 requests that reached the proxy."""
+        return len(self._proxy.actions)
+
+    async def inject_fault(self, kind: str) -> None:
+        """The proxy throttles (asking 7 s), fails, forbids, or loses a CreateRoute's answer."""
+        if kind == "lost-answer":
+            self._proxy.lose_next_answer("CreateRoute")
+        elif kind == "throttled":
+            self._proxy.fail_next(THROTTLED_7S)
+        else:
+            self._proxy.fail_next(kind)
+
+    async def add_foreign_route(self, kind: str, destination: str) -> None:
+        """Another cluster's route in its own table, or a gateway route in ours."""
+        if kind == "other-cluster":
+            table = await self._vpc.cluster_table("other-cluster")
+            (theirs,) = await self._vpc.launch()
+            await self._vpc.ec2.create_route(
+                RouteTableId=table, DestinationCidrBlock=destination, InstanceId=theirs.id
+            )
+            return
+        gateway = (await self._vpc.ec2.create_internet_gateway())["InternetGateway"].get(
+            "InternetGatewayId", ""
+        )
+        await self._vpc.ec2.attach_internet_gateway(InternetGatewayId=gateway, VpcId=self._vpc.id)
+        await self._vpc.ec2.create_route(
+            RouteTableId=self._table, DestinationCidrBlock=destination, GatewayId=gateway
+        )
+
+    async def cloud_routes(self) -> list[tuple[str, str]]:
+        """Every route of every table of the VPC, as EC2 describes it."""
+        tables = await self._vpc.ec2.describe_route_tables(
+            Filters=[{"Name": "vpc-id", "Values": [self._vpc.id]}]
+        )
+        return [
+            (
+                r.get("DestinationCidrBlock") or r.get("DestinationIpv6CidrBlock", ""),
+                f"{t.get('RouteTableId')}:{r.get('InstanceId') or r.get('GatewayId')}",
+            )
+            for t in tables.get("RouteTables", [])
+            for r in t.get("Routes", [])
+        ]
+
+    async def remove_node(self, node: str) -> None:
+        """Terminate the node's instance."""
+        await self._vpc.terminate(self._instances[node])
 
 
 @pytest.fixture
@@ -325,13 +341,47 @@ async def test_route_missing_from_a_table_is_recreated(
 
 
 async def test_node_found_by_name_tag(vpc: Vpc, make_provider: MakeProvider) -> None:
-    """A node named after the instance's Name tag is routed to and listed under that name."""
+    """With node-name=name-tag a node named after the Name tag is routed and listed so."""
     table = await vpc.cluster_table(CLUSTER)
     (node,) = await vpc.launch(name="worker-1")
-    provider = make_provider()
+    provider = make_provider(**{"node-name": "name-tag"})
     await provider.create_route(route("worker-1", CIDR_A), name_hint="u")
     assert await vpc.instance_routes(table) == {CIDR_A: node.id}
     assert keys(await provider.list_routes()) == {("worker-1", CIDR_A, False)}
+
+
+@pytest.mark.parametrize("rule", ["private-dns-name", "name-tag", "instance-id"])
+async def test_a_fresh_provider_lists_the_same_node_names(
+    vpc: Vpc, make_provider: MakeProvider, rule: str
+) -> None:
+    """Under every naming rule a restarted provider maps routes to the same Nodes (issue 12.5)."""
+    await vpc.cluster_table(CLUSTER)
+    a, b = await vpc.launch(1, name="worker-a") + await vpc.launch(1, name="worker-b")
+    names = {
+        "private-dns-name": (a.dns, b.dns),
+        "name-tag": ("worker-a", "worker-b"),
+        "instance-id": (a.id, b.id),
+    }[rule]
+    first = make_provider(**{"node-name": rule})
+    await first.create_route(route(names[0], CIDR_A), name_hint="a")
+    await first.create_route(route(names[1], CIDR_B), name_hint="b")
+    made = sorted(await first.list_routes(), key=lambda r: r.destination_cidr)
+    fresh = sorted(
+        await make_provider(**{"node-name": rule}).list_routes(), key=lambda r: r.destination_cidr
+    )
+    assert fresh == made
+    assert [r.target_node for r in fresh] == list(names)
+
+
+async def test_a_node_named_under_another_rule_is_refused_with_the_fix(
+    vpc: Vpc, make_provider: MakeProvider
+) -> None:
+    """A Name-tag node under the default rule is a terminal error naming the option to set."""
+    table = await vpc.cluster_table(CLUSTER)
+    await vpc.launch(name="worker-1")
+    with pytest.raises(ProviderTerminalError, match="node-name=name-tag"):
+        await make_provider().create_route(route("worker-1", CIDR_A), name_hint="u")
+    assert await vpc.instance_routes(table) == {}
 
 
 async def test_unknown_node_is_a_transient_error(vpc: Vpc, make_provider: MakeProvider) -> None:

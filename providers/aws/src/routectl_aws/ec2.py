@@ -1,7 +1,9 @@
 """The EC2 boundary: one lazily opened aiobotocore client, and every EC2 call made through it.
 
 Promises: each call is made exactly once (botocore's own retries are off, because routectl's
-``RateLimitedProvider`` owns pacing and retries); every botocore exception leaves as a routectl
+``RateLimitedProvider`` owns pacing and retries); every HTTP request the client sends (each
+page of a listing included) first spends the request budget the provider was handed, in an
+asynchronous ``before-send`` event hook of the client; every botocore exception leaves as a routectl
 error from :mod:`routectl_aws.errors` with the original chained as ``__cause__`` (read it back
 with :func:`cause_code`); once :meth:`Ec2.aclose` has run, no call opens a client again. The
 parsed EC2 service model is shared by all sessions. Nothing here knows about tables or nodes.
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
         RouteTableTypeDef,
     )
 
+    from routectl.provider import RequestBudget
     from routectl_aws.options import AwsOptions
 
 __all__ = ["Ec2", "cause_code", "new_session"]
@@ -70,8 +73,9 @@ def cause_code(err: ProviderError) -> str:
 class Ec2:
     """The EC2 client of one provider: opened on first use, closed by :meth:`aclose`."""
 
-    def __init__(self, options: AwsOptions) -> None:
+    def __init__(self, options: AwsOptions, *, budget: RequestBudget | None = None) -> None:
         self._options = options
+        self._budget = budget
         self._session = new_session()
         self._client_lock = asyncio.Lock()
         self._stack: contextlib.AsyncExitStack | None = None
@@ -110,8 +114,16 @@ class Ec2:
                 except BotoCoreError as exc:
                     await stack.aclose()
                     raise map_botocore_error("client", exc) from exc
+                if self._budget is not None:
+                    # aiobotocore awaits coroutine handlers; botocore's stubs say sync only.
+                    self._ec2.meta.events.register("before-send.ec2", self._spend)  # type: ignore[arg-type]
                 self._stack = stack
             return self._ec2
+
+    async def _spend(self, *, event_name: str = "", **_: object) -> None:
+        """``before-send`` hook: every request spends the budget before it goes out."""
+        if self._budget is not None:
+            await self._budget.spend(event_name.rsplit(".", 1)[-1] or "request")
 
     async def call(self, operation: str, call: Callable[[EC2Client], Awaitable[T]]) -> T:
         """Make one EC2 call; botocore errors leave as routectl errors (cause chained)."""

@@ -1,13 +1,15 @@
 """The instance cache: EC2 instances by id, and node name <-> instance resolution.
 
-Promises: a node is found by private DNS name (the kubelet's default node name), falling back
-to the ``Name`` tag, among live instances only; more than one match is a terminal error. Hits
-and misses (of ids and of nodes) are cached for ``cache-seconds``, because EC2 is eventually
-consistent; a terminated instance stays cached. Ids are looked up in batches, at most 200 per
-filter, so resolving any number of ids costs one ``DescribeInstances`` per 200 unknown ids.
-An instance resolved from a node is named by that node again; otherwise by its private DNS
-name, else its ``Name`` tag. Turning the source/destination check off calls EC2 only while
-the instance's check is on (concurrent callers for one instance make one call).
+Promises: one rule, the ``node-name`` option (private DNS name, ``Name`` tag or instance id),
+maps a Node to its instance and an instance back to its Node, so any instance of the provider
+(a restart, a failover) lists a route under the name the Node it was made for has. A node is
+looked up among live instances only; more than one match is a terminal error, and so is a node
+that matches only under another rule (the error names the option value that would match).
+Hits and misses (of ids and of nodes) are cached for ``cache-seconds``, because EC2 is
+eventually consistent; a terminated instance stays cached. Ids are looked up in batches, at
+most 200 per filter, so resolving any number of ids costs one ``DescribeInstances`` per 200
+unknown ids. Turning the source/destination check off calls EC2 only while the instance's
+check is on (concurrent callers for one instance make one call).
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ _log = logging.getLogger("routectl_aws.provider")
 _GONE_STATES = frozenset({"shutting-down", "terminated"})
 _LIVE_STATES = ["pending", "running", "stopping", "stopped"]
 _FILTER_VALUES_LIMIT = 200  # EC2 accepts at most 200 values per filter
+_FILTER_OF = {
+    "private-dns-name": "private-dns-name",
+    "name-tag": "tag:Name",
+    "instance-id": "instance-id",
+}
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,6 +70,15 @@ def parse_instance(raw: InstanceTypeDef) -> Instance:
     )
 
 
+def name_under(instance: Instance, source: str) -> str:
+    """The Node name of ``instance`` under the naming rule ``source`` (``node-name``)."""
+    if source == "name-tag":
+        return instance.name_tag
+    if source == "instance-id":
+        return instance.id
+    return instance.private_dns_name
+
+
 def _chunks(items: Sequence[str], size: int) -> Iterable[list[str]]:
     for start in range(0, len(items), size):
         yield list(items[start : start + size])
@@ -79,8 +95,7 @@ class InstanceCache:
         self._missing_ids: dict[str, float] = {}
         self._node_instance: dict[str, tuple[str, float]] = {}
         self._missing_nodes: dict[str, float] = {}
-        self._node_of: dict[str, str] = {}
-        """instance id -> the node name it was resolved from (so listing gives it back)."""
+        self._node_locks: dict[str, asyncio.Lock] = {}
 
     def known(self, instance_id: str) -> Instance | None:
         """The cached instance of that id, however old, without calling EC2."""
@@ -123,7 +138,12 @@ class InstanceCache:
         return {i: self._instances[i][0] for i in ids if i in self._instances}
 
     async def resolve_node(self, node: str) -> Instance | None:
-        """The live instance of ``node``: by private DNS name, else by ``Name`` tag."""
+        """The live instance named ``node`` under the ``node-name`` rule (concurrent callers
+        for one node share one look-up)."""
+        async with self._node_locks.setdefault(node, asyncio.Lock()):
+            return await self._resolve_node(node)
+
+    async def _resolve_node(self, node: str) -> Instance | None:
         now, ttl = asyncio.get_running_loop().time(), self._options.cache_seconds
         hit = self._node_instance.get(node)
         if hit is not None and now - hit[1] < ttl:
@@ -133,13 +153,10 @@ class InstanceCache:
         missed = self._missing_nodes.get(node)
         if missed is not None and now - missed < ttl:
             return None
-        live: FilterTypeDef = {"Name": "instance-state-name", "Values": _LIVE_STATES}
-        candidates = await self._describe([{"Name": "private-dns-name", "Values": [node]}, live])
-        if not candidates:
-            candidates = await self._describe([{"Name": "tag:Name", "Values": [node]}, live])
-        candidates = [c for c in candidates if c.alive]
+        candidates = await self._live(self._options.node_name, node)
         if not candidates:
             self._missing_nodes[node] = now
+            await self._refuse_other_rules(node)
             return None
         if len(candidates) > 1:
             raise ProviderTerminalError(
@@ -149,15 +166,33 @@ class InstanceCache:
         (instance,) = candidates
         self._missing_nodes.pop(node, None)
         self._node_instance[node] = (instance.id, now)
-        self._node_of[instance.id] = node
         return instance
 
+    async def _live(self, source: str, node: str) -> list[Instance]:
+        live: FilterTypeDef = {"Name": "instance-state-name", "Values": _LIVE_STATES}
+        found = await self._describe([{"Name": _FILTER_OF[source], "Values": [node]}, live])
+        return [c for c in found if c.alive and name_under(c, source) == node]
+
+    async def _refuse_other_rules(self, node: str) -> None:
+        """A node no instance has under ``node-name`` but one has under another rule is
+        misconfigured: routing it would list its routes under another name after a restart."""
+        for source in ("private-dns-name", "name-tag", "instance-id"):
+            if source == self._options.node_name:
+                continue
+            if await self._live(source, node):
+                raise ProviderTerminalError(
+                    f"node {node!r} is an EC2 instance's {source.replace('-', ' ')}, but "
+                    f"node names are read as {self._options.node_name}; set --provider-option "
+                    f"node-name={source}"
+                )
+
     def node_name(self, instance: Instance) -> str:
-        """The node name to list ``instance`` under."""
-        return self._node_of.get(instance.id) or instance.private_dns_name or instance.name_tag
+        """The node name to list ``instance`` under (the ``node-name`` rule; may be empty)."""
+        return name_under(instance, self._options.node_name)
 
     async def disable_source_dest_check(self, instance: Instance) -> None:
         """Let the instance forward pod traffic; only calls EC2 when the check is on."""
+        instance = self.known(instance.id) or instance
         if not instance.source_dest_check:
             return
         now = asyncio.get_running_loop().time()

@@ -17,7 +17,10 @@ from routectl.errors import ConfigError
 
 PROVIDER = "aws"
 DEFAULT_CACHE_SECONDS = 30.0
-KNOWN_OPTIONS = ("cache-seconds", "endpoint-url", "region", "vpc-id")
+KNOWN_OPTIONS = ("cache-seconds", "endpoint-url", "node-name", "region", "vpc-id")
+NODE_NAME_SOURCES = ("private-dns-name", "name-tag", "instance-id")
+"""Where Node names come from: the instance's private DNS name (the kubelet's default, also
+``i-....region.compute.internal`` under resource-based hostnames), its ``Name`` tag, or its id."""
 
 _REGION = re.compile(r"^[a-z]{2}(-[a-z0-9]+)+-\d+$")
 _VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
@@ -36,6 +39,9 @@ class AwsOptions:
     cache_seconds: float = DEFAULT_CACHE_SECONDS
     """Instances and route tables are looked up again at most this often (upstream hccm's
     lesson: never once per unknown route)."""
+    node_name: str = NODE_NAME_SOURCES[0]
+    """How the cluster names Nodes after instances (one of :data:`NODE_NAME_SOURCES`): the
+    same rule maps a Node to its instance and a listed route's instance back to its Node."""
 
 
 def _fail(message: str) -> ConfigError:
@@ -76,6 +82,13 @@ def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> 
             raise _fail(f"cache-seconds={text!r} is not a number of seconds") from None
         if not math.isfinite(cache_seconds) or cache_seconds < 0:
             raise _fail(f"cache-seconds={text!r} must be a finite number >= 0")
+    node_name = options.get("node-name", NODE_NAME_SOURCES[0]).strip()
+    if node_name not in NODE_NAME_SOURCES:
+        raise _fail(f"node-name={node_name!r} must be one of {', '.join(NODE_NAME_SOURCES)}")
     return AwsOptions(
-        region=region, vpc_id=vpc_id, endpoint_url=endpoint_url, cache_seconds=cache_seconds
+        region=region,
+        vpc_id=vpc_id,
+        endpoint_url=endpoint_url,
+        cache_seconds=cache_seconds,
+        node_name=node_name,
     )

@@ -7,11 +7,14 @@ goes into every selected table. In those tables, routes whose target is an insta
 are blackholes) are the cluster's; gateway, NAT, peering, local and propagated routes are never
 listed nor touched, and untagged tables are never written.
 
-Nodes are EC2 instances found by private DNS name (the kubelet's default node name), falling
-back to the ``Name`` tag. Lookups are cached for ``cache-seconds`` and batched: one listing
+Nodes are EC2 instances named by one rule, the ``node-name`` option: the private DNS name (the
+kubelet's default), the ``Name`` tag or the instance id. The same rule maps listed routes back
+to Nodes, so a fresh instance of the provider (a restart, a failover) lists every route under
+the name it was made for. Lookups are cached for ``cache-seconds`` and batched: one listing
 costs one ``DescribeRouteTables`` and at most one ``DescribeInstances``, however many routes
 point at unknown or terminated instances. Calls are made once: botocore's own retries are off,
-because routectl's ``RateLimitedProvider`` owns pacing and retries.
+because routectl's ``RateLimitedProvider`` owns pacing and retries; every HTTP request spends
+the request budget the factory was handed (``budget``), pages included.
 
 This module owns routectl's provider contract (list, create, delete, close) and composes the
 parts: :mod:`routectl_aws.ec2` (the client and error mapping), :mod:`routectl_aws.tables`
@@ -35,6 +38,7 @@ from routectl.errors import (
     RouteNotFoundError,
 )
 from routectl.model import Route
+from routectl.provider import RequestBudget
 
 # new_session and the CLUSTER_TAG_* constants stay importable from this module, as before the
 # split into modules (the tests import new_session from here).
@@ -60,15 +64,21 @@ _log = logging.getLogger(__name__)
 
 class AwsProvider:
     """The ``aws`` route provider (options: ``region``, ``vpc-id``, ``endpoint-url``,
-    ``cache-seconds``); the class is its own factory."""
+    ``cache-seconds``, ``node-name``); the class is its own factory."""
 
-    def __init__(self, *, cluster_name: str, options: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        *,
+        cluster_name: str,
+        options: Mapping[str, str],
+        budget: RequestBudget | None = None,
+    ) -> None:
         if not cluster_name.strip():
             raise ConfigError("--provider-option: provider aws: the cluster name is empty")
         self.cluster_name = cluster_name
         self.options: AwsOptions = parse_options(options, environ=os.environ)
         self.tag_key = CLUSTER_TAG_PREFIX + cluster_name
-        self._ec2 = Ec2(self.options)
+        self._ec2 = Ec2(self.options, budget=budget)
         self._tables = RouteTables(self._ec2, tag_key=self.tag_key, options=self.options)
         self._instances = InstanceCache(self._ec2, options=self.options)
 
@@ -94,13 +104,17 @@ class AwsProvider:
             destination = entries[0].destination
             name = f"{self.cluster_name}-{destination}"
             nodes: set[str] = set()
-            blackhole = False
+            blackhole = nameless = False
             for entry in entries:
                 instance = instances.get(entry.instance_id)
                 if entry.blackhole or instance is None or not instance.alive:
                     blackhole = True
+                elif node := self._instances.node_name(instance):
+                    nodes.add(node)
                 else:
-                    nodes.add(self._instances.node_name(instance))
+                    nameless = True  # an appliance with no Node name: not a route of ours
+            if nameless and not nodes and not blackhole:
+                continue
             if blackhole:
                 routes.append(
                     Route(target_node="", destination_cidr=destination, name=name, blackhole=True)
@@ -143,7 +157,7 @@ class AwsProvider:
         if instance is None:
             raise ProviderError(
                 f"no EC2 instance found for node {route.target_node!r} "
-                "(by private DNS name or Name tag)"
+                f"(by {self.options.node_name})"
             )
         await self._instances.disable_source_dest_check(instance)
         conflicts: list[str] = []

@@ -6,7 +6,8 @@ with the value ``owned`` or ``shared`` (case and surrounding blanks ignored), an
 blackholes are entries (keyed by canonical CIDR); gateway, NAT, peering, local, propagated and
 other foreign routes are recorded as foreign destinations, never as entries, and prefix-list
 destinations are skipped. :class:`RouteTables` reuses the last listing for writes while it is
-younger than ``cache-seconds`` and forgets it when EC2 says a table is gone.
+younger than ``cache-seconds`` (concurrent writes share one listing) and forgets it when EC2
+says a table is gone.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ class RouteTables:
         self._options = options
         self._tables: list[Table] = []
         self._tables_stamp: float | None = None
+        self._loading = asyncio.Lock()
 
     async def load(self) -> list[Table]:
         """List the selected tables afresh, sorted by id, and remember them."""
@@ -129,12 +131,16 @@ class RouteTables:
         return tables
 
     async def for_write(self) -> list[Table]:
-        """The selected tables: the last listing's if fresh (kept current with our writes)."""
-        stamp = self._tables_stamp
-        now = asyncio.get_running_loop().time()
-        if stamp is not None and now - stamp < self._options.cache_seconds:
-            return self._tables
-        return await self.load()
+        """The selected tables: the last listing's if fresh (kept current with our writes).
+
+        Concurrent writers that find the listing stale wait for one listing, not one each.
+        """
+        async with self._loading:
+            stamp = self._tables_stamp
+            now = asyncio.get_running_loop().time()
+            if stamp is not None and now - stamp < self._options.cache_seconds:
+                return self._tables
+            return await self.load()
 
     def forget_if_gone(self, err: ProviderError) -> None:
         """Make the next write list afresh when ``err`` says a route table no longer exists."""

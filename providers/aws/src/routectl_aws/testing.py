@@ -2,13 +2,15 @@
 
 moto's server emulates EC2 route tables well but never throttles nor fails. :class:`FaultProxy`
 sits between the provider and such an endpoint on 127.0.0.1, forwards every request, records
-each EC2 ``Action`` it sees (so tests can count calls), and answers the next requests with
-EC2-shaped error responses when told to (``fail_next``). :class:`Vpc` sets a scene in such an
-endpoint (tagged route tables, instances). Nothing here needs moto itself.
+each EC2 ``Action`` it sees (so tests can count calls, with the loop time of each), answers
+the next requests with EC2-shaped error responses when told to (``fail_next``), or forwards
+one and then drops the connection instead of answering (``lose_next_answer``). :class:`Vpc`
+sets a scene in such an endpoint (tagged route tables, instances). Nothing here needs moto itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import dataclasses
 import urllib.parse
@@ -82,6 +84,9 @@ class FaultProxy:
         self.upstream = upstream.rstrip("/")
         self.actions: list[str] = []
         """Every EC2 Action received, in order (failed ones included)."""
+        self.times: list[float] = []
+        """The loop time each request arrived at, in order."""
+        self._lose: list[str] = []
         self._faults: collections.deque[tuple[InjectedFault, str | None]] = collections.deque()
         self._runner: web.AppRunner | None = None
         self._client: aiohttp.ClientSession | None = None
@@ -93,6 +98,10 @@ class FaultProxy:
         """Answer the next ``times`` requests (of ``action``, if given) with ``fault``."""
         chosen = FAULTS[fault] if isinstance(fault, str) else fault
         self._faults.extend([(chosen, action)] * times)
+
+    def lose_next_answer(self, action: str) -> None:
+        """Forward the next request of ``action``, then drop the connection unanswered."""
+        self._lose.append(action)
 
     def count(self, action: str) -> int:
         """How many requests of the EC2 ``action`` were received."""
@@ -138,6 +147,7 @@ class FaultProxy:
         form = urllib.parse.parse_qs(body.decode("utf-8", "replace"))
         action = (form.get("Action") or request.query.getall("Action", None) or [""])[0]
         self.actions.append(action)
+        self.times.append(asyncio.get_running_loop().time())
         fault = self._take_fault(action)
         if fault is not None:
             headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
@@ -155,7 +165,10 @@ class FaultProxy:
         ) as upstream:
             payload = await upstream.read()
             reply = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_BY_HOP}
-            return web.Response(status=upstream.status, body=payload, headers=reply)
+        if action in self._lose and request.transport is not None:
+            self._lose.remove(action)
+            request.transport.abort()  # carried out upstream, but the answer is lost
+        return web.Response(status=upstream.status, body=payload, headers=reply)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

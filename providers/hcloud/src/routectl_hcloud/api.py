@@ -12,7 +12,9 @@ boundary (``raise X(...) from ApiError``). The mapping (``code`` is the API's er
   -> ProviderError (transient).
 
 The token is read per request (so a rotated Secret is picked up) and never appears in a
-message or a log line. No retries here: routectl's ``RateLimitedProvider`` owns them.
+message or a log line. Every request (each page, each poll of an action) first spends the
+request budget the provider was handed. No retries here: routectl's ``RateLimitedProvider``
+owns them.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from routectl.errors import (
     ProviderTerminalError,
     ProviderThrottledError,
 )
+from routectl.provider import RequestBudget
 from routectl_hcloud.options import read_token_file
 
 _log = logging.getLogger(__name__)
@@ -207,8 +210,16 @@ class Action:
 class HcloudApi:
     """JSON over HTTP to the Hetzner Cloud API; one connection pool, made on first use."""
 
-    def __init__(self, *, endpoint: str, token: TokenSource, poll_seconds: float) -> None:
+    def __init__(
+        self,
+        *,
+        endpoint: str,
+        token: TokenSource,
+        poll_seconds: float,
+        budget: RequestBudget | None = None,
+    ) -> None:
         self.endpoint = endpoint.rstrip("/")
+        self._budget = budget
         self.poll_seconds = poll_seconds
         self._token = token
         self._session: aiohttp.ClientSession | None = None
@@ -232,6 +243,8 @@ class HcloudApi:
                 headers={"User-Agent": USER_AGENT},
             )
         headers = {"Authorization": f"Bearer {self._token.current()}"}
+        if self._budget is not None:
+            await self._budget.spend(operation)
         try:
             async with self._session.request(
                 method, self.endpoint + path, params=params, json=body, headers=headers

@@ -11,7 +11,9 @@ Servers are cached and ``GET /servers`` is sent at most every ``server-cache-sec
 once per unknown gateway or node (hccm #482, #675). Route changes are actions that are polled
 until they finish; this provider's own changes to the network are made one at a time, because
 Hetzner refuses a change while another one runs (``locked``/``conflict``). IPv6 is refused
-early: Hetzner networks do not route it.
+early: Hetzner networks do not route it. A delete removes only the route it was given: the
+gateway in its listed name, or the target Node's IP; a route that now leads elsewhere is
+"not found". Every HTTP request spends the request budget the factory was handed.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from routectl.cidr import canonical, parse_cidr
+from routectl.cidr import canonical, network_or_none, parse_cidr
 from routectl.errors import (
     ProviderError,
     ProviderTerminalError,
@@ -32,6 +34,7 @@ from routectl.errors import (
     RouteNotFoundError,
 )
 from routectl.model import Route
+from routectl.provider import RequestBudget
 from routectl_hcloud.api import Action, HcloudApi, api_code, token_source
 from routectl_hcloud.options import HcloudOptions, parse_options
 
@@ -62,13 +65,20 @@ class HcloudProvider:
     """The ``hcloud`` route provider (options: ``network``, ``endpoint``, ``token-file``,
     ``server-cache-seconds``, ``action-poll-seconds``); the class is its own factory."""
 
-    def __init__(self, *, cluster_name: str, options: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        *,
+        cluster_name: str,
+        options: Mapping[str, str],
+        budget: RequestBudget | None = None,
+    ) -> None:
         self.cluster_name = cluster_name
         self.options: HcloudOptions = parse_options(options, environ=os.environ)
         self._api = HcloudApi(
             endpoint=self.options.endpoint,
             token=token_source(path=self.options.token_file, environ=os.environ),
             poll_seconds=self.options.action_poll_seconds,
+            budget=budget,
         )
         self._network_id: int | None = self.options.network_id
         self._routes: dict[str, _NetworkRoute] | None = None
@@ -142,7 +152,7 @@ class HcloudProvider:
         known = (self._routes or {}).get(key)
         if known is None:
             known = (await self._load_routes()).get(key)
-        if known is None or not self._leads_to(known, route.target_node):
+        if known is None or not await self._leads_to(known, route):
             raise RouteNotFoundError(f"no route to {route.destination_cidr} in the network")
         network_id = await self._network_id_resolved()
         async with self._write_lock:
@@ -225,12 +235,21 @@ class HcloudProvider:
             f"route to {destination} already exists via {existing.gateway}"
         ) from err
 
-    def _leads_to(self, known: _NetworkRoute, node: str) -> bool:
-        """Whether a route to ``known.gateway`` is the route to ``node`` routectl listed."""
-        if not node:
-            return True
-        owner = self._servers.name_by_ip.get(known.gateway)
-        return owner is None or owner == node
+    async def _leads_to(self, known: _NetworkRoute, route: Route) -> bool:
+        """Whether the network's route ``known`` is the route routectl asked to delete.
+
+        A listed route names its gateway (``<gateway>-<destination>``): it must still be that
+        gateway. Otherwise the gateway must be the target Node's private IP now.
+        """
+        gateway, _, destination = route.name.partition("-")
+        if network_or_none(destination) is not None and canonical(destination) == canonical(
+            known.destination
+        ):
+            return gateway == known.gateway
+        if not route.target_node:
+            return False
+        servers = await self._fresh_servers()
+        return servers.ip_by_name.get(route.target_node) == known.gateway
 
     # -- servers ----------------------------------------------------------------------------
 

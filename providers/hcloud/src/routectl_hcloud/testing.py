@@ -9,7 +9,8 @@ It also models what makes route controllers hard: bearer-token auth (401 ``unaut
 a request budget refilled evenly (429 ``rate_limit_exceeded`` with ``RateLimit-*`` headers),
 ``locked`` while another action runs on the network, the 100-routes-per-network limit
 (``resource_limit_exceeded``), ``invalid_input`` for a destination that exists or overlaps,
-and injected failures. Time is the running loop's clock (shifted to a fixed Unix epoch), so
+injected failures, and answers lost after the request was carried out (the connection
+drops). Time is the running loop's clock (shifted to a fixed Unix epoch), so
 everything fast-forwards under looptime; every request is logged for counting.
 """
 
@@ -158,10 +159,13 @@ class FakeHcloud:
         self.servers: dict[int, FakeServer] = {}
         self.requests: list[tuple[str, str]] = []
         """Every request received, as (method, path), answered or not."""
+        self.times: list[float] = []
+        """The loop time each request arrived at, in order."""
         self.url = ""
         self._actions: dict[int, _Action] = {}
         self._faults: collections.deque[_Fault] = collections.deque()
         self._action_faults: collections.deque[tuple[str, str]] = collections.deque()
+        self._lose: list[str] = []
         self._ids = iter(range(1000, 10**9))
         self._budget = float(rate_limit)
         self._budget_stamp: float | None = None
@@ -216,6 +220,10 @@ class FakeHcloud:
     def fail_next_action(self, code: str = "action_failed", message: str = "failed") -> None:
         """The next action created ends with status ``error``."""
         self._action_faults.append((code, message))
+
+    def lose_next_answer(self, suffix: str) -> None:
+        """Carry out the next request whose path ends with ``suffix``, then drop the connection."""
+        self._lose.append(suffix)
 
     def count(self, method: str, path: str) -> int:
         """Requests received of ``method`` to exactly ``path`` (no query string)."""
@@ -285,9 +293,14 @@ class FakeHcloud:
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         path = request.path.removeprefix("/v1")
         self.requests.append((request.method, path))
+        self.times.append(asyncio.get_running_loop().time())
         self._advance()
         response = await self._answer(request, path, handler)
         response.headers.update(self._rate_headers())
+        lost = next((s for s in self._lose if path.endswith(s)), None)
+        if lost is not None and response.status < 400 and request.transport is not None:  # noqa: PLR2004
+            self._lose.remove(lost)
+            request.transport.abort()
         return response
 
     async def _answer(

@@ -1,0 +1,199 @@
+"""The OpenStack boundary: openstacksdk over one keystoneauth session, paced and mapped.
+
+Promises:
+
+* every HTTP request the SDK sends (token issue, version discovery, each page) first spends
+  the request budget routectl handed the provider: a ``requests`` adapter mounted on the
+  session blocks the SDK's worker thread until the budget, spent on the event loop, lets it go;
+* each call is made once (the SDK's connect and status-code retries are off: routectl's gate
+  retries), in a worker thread (openstacksdk is synchronous), with a socket timeout so no
+  thread outlives the call by long;
+* every SDK or keystoneauth exception leaves as an error of routectl's tree, chained:
+  401/403 and a missing router are terminal, Neutron's ``RoutesExhausted`` is terminal and
+  names the ``max_routes`` quota, 429 is throttling with ``Retry-After``, 409/412 (a table
+  changed under us), 5xx and lost connections are transient.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import re
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import openstack.connection
+import openstack.exceptions
+import requests
+import requests.adapters
+from keystoneauth1 import exceptions as ks_exceptions, session as ks_session
+from keystoneauth1.identity import v3
+
+from routectl.errors import ProviderError, ProviderTerminalError, ProviderThrottledError
+from routectl.provider import RequestBudget
+from routectl_openstack.options import Credentials, OpenStackOptions
+
+T = TypeVar("T")
+HTTP_UNAUTHORIZED, HTTP_FORBIDDEN, HTTP_NOT_FOUND, HTTP_TOO_MANY = 401, 403, 404, 429
+HTTP_SERVER_ERROR = 500
+TIMEOUT_SECONDS = 30.0
+QUOTA = re.compile(r"exceeds the maximum (\d+)")
+
+
+@dataclasses.dataclass(slots=True)
+class _Pacer:
+    """The budget and the loop it lives on, reachable from the SDK's worker threads."""
+
+    budget: RequestBudget | None
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def spend(self, what: str) -> None:
+        """Block this (worker) thread until the budget lets one request go."""
+        if self.budget is None or self.loop is None:
+            return
+        future = asyncio.run_coroutine_threadsafe(self.budget.spend(what), self.loop)
+        try:
+            future.result(timeout=TIMEOUT_SECONDS * 10)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise requests.ConnectionError(
+                "the request budget did not let the request go"
+            ) from None
+
+
+class _PacedAdapter(requests.adapters.HTTPAdapter):
+    """An HTTP adapter that spends the budget before sending each request."""
+
+    def __init__(self, pacer: _Pacer) -> None:
+        super().__init__(max_retries=0)
+        self.pacer = pacer
+
+    def send(
+        self, request: requests.PreparedRequest, *args: Any, **kwargs: Any
+    ) -> requests.Response:
+        """Spend, then send."""
+        path = (request.path_url or "").split("?")[0]
+        self.pacer.spend(f"{request.method} {path}")
+        return super().send(request, *args, **kwargs)
+
+
+def _auth(credentials: Credentials) -> v3.Password | v3.ApplicationCredential:
+    if credentials.application_credential_id:
+        return v3.ApplicationCredential(
+            auth_url=credentials.auth_url,
+            application_credential_id=credentials.application_credential_id,
+            application_credential_secret=credentials.application_credential_secret,
+        )
+    return v3.Password(
+        auth_url=credentials.auth_url,
+        username=credentials.username,
+        password=credentials.password,
+        project_name=credentials.project_name or None,
+        project_id=credentials.project_id or None,
+        user_domain_name=credentials.user_domain_name,
+        project_domain_name=credentials.project_domain_name,
+    )
+
+
+class OpenStackCloud:
+    """One SDK connection, opened on first use; calls run in worker threads."""
+
+    def __init__(self, options: OpenStackOptions, *, budget: RequestBudget | None) -> None:
+        self._options = options
+        self._pacer = _Pacer(budget)
+        self._connection: openstack.connection.Connection | None = None
+        self._connecting = threading.Lock()  # worker threads open one connection, not one each
+        self._closed = False
+
+    def _connect(self) -> openstack.connection.Connection:
+        with self._connecting:
+            if self._connection is None:
+                self._connection = self._open()
+            return self._connection
+
+    def _open(self) -> openstack.connection.Connection:
+        """A connection whose every HTTP request spends the budget, with SDK retries off."""
+        http = requests.Session()
+        adapter = _PacedAdapter(self._pacer)
+        http.mount("http://", adapter)
+        http.mount("https://", adapter)
+        session = ks_session.Session(
+            auth=_auth(self._options.credentials), session=http, timeout=TIMEOUT_SECONDS
+        )
+        return openstack.connection.Connection(
+            session=session,
+            region_name=self._options.region or None,
+            connect_retries=0,
+            status_code_retries=0,
+        )
+
+    async def call(self, operation: str, fn: Callable[[openstack.connection.Connection], T]) -> T:
+        """Run ``fn`` with the connection in a worker thread; errors leave mapped."""
+        if self._closed:
+            raise ProviderTerminalError("provider openstack is closed")
+        self._pacer.loop = asyncio.get_running_loop()
+
+        def run() -> T:
+            try:
+                return fn(self._connect())
+            except openstack.exceptions.HttpException as exc:
+                raise map_http_error(operation, exc) from exc
+            except (openstack.exceptions.SDKException, ks_exceptions.ClientException) as exc:
+                raise map_other_error(operation, exc) from exc
+            except requests.RequestException as exc:
+                raise ProviderError(f"OpenStack {operation}: {type(exc).__name__}") from exc
+
+        return await asyncio.to_thread(run)
+
+    async def aclose(self) -> None:
+        """Close the connection; calling it again does nothing."""
+        self._closed = True
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            await asyncio.to_thread(connection.close)
+
+
+def map_http_error(operation: str, exc: openstack.exceptions.HttpException) -> ProviderError:
+    """The routectl error for an error answer of an OpenStack API."""
+    status = exc.status_code or 0
+    text = exc.details or ""
+    if exc.response is not None:
+        text = f"{text} {exc.response.text[:300]}"
+    detail = f"OpenStack {operation}: HTTP {status}: {(exc.details or '').strip()[:300]}"
+    quota = QUOTA.search(text)
+    if "RoutesExhausted" in text or quota:
+        limit = quota.group(1) if quota else "max_routes"
+        return ProviderTerminalError(
+            f"{detail} (the router holds at most {limit} routes: Neutron's max_routes quota, "
+            "30 by default; ask the operator to raise it)"
+        )
+    if status == HTTP_TOO_MANY:
+        headers = exc.response.headers if exc.response is not None else {}
+        return ProviderThrottledError(detail, retry_after=_retry_after(headers))
+    if status in {HTTP_UNAUTHORIZED, HTTP_FORBIDDEN}:
+        return ProviderTerminalError(f"{detail} (check the credentials and their role)")
+    if status == HTTP_NOT_FOUND:
+        return ProviderTerminalError(f"{detail} (does router-id name an existing router?)")
+    if status >= HTTP_SERVER_ERROR or status in {409, 412}:
+        return ProviderError(detail)
+    return ProviderTerminalError(detail)
+
+
+def map_other_error(operation: str, exc: Exception) -> ProviderError:
+    """A failure that is not an error answer: connection, discovery, authentication."""
+    name = type(exc).__name__
+    if isinstance(exc, ks_exceptions.Unauthorized | ks_exceptions.MissingAuthPlugin):
+        return ProviderTerminalError(f"OpenStack {operation}: Keystone refused ({name})")
+    if isinstance(exc, ks_exceptions.EndpointNotFound):
+        return ProviderTerminalError(f"OpenStack {operation}: no such endpoint in the catalog")
+    return ProviderError(f"OpenStack {operation}: {name}")
+
+
+def _retry_after(headers: Any) -> float:
+    try:
+        value = float(headers.get("Retry-After", ""))
+    except ValueError:
+        return 1.0
+    return value if value > 0 else 1.0

@@ -1,0 +1,172 @@
+"""routectl-example: a provider for Example Cloud's REST API, the template for new plugins.
+
+Example Cloud keeps routes in one list that clusters and people share. Each route is
+``{"id", "destination", "server", "labels"}``; this cluster's carry the label
+``cluster=<cluster name>``, set in the same request that makes the route. Node names are
+server names. Every HTTP request spends the request budget routectl hands the factory.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import aiohttp
+
+from routectl.cidr import canonical
+from routectl.errors import (
+    ConfigError,
+    ProviderError,
+    ProviderTerminalError,
+    ProviderThrottledError,
+    RouteAlreadyExistsError,
+    RouteNotFoundError,
+)
+from routectl.model import Route
+from routectl.provider import BudgetedProviderFactory, RequestBudget
+
+KNOWN_OPTIONS = ("endpoint",)
+
+
+class ExampleProvider:
+    """The ``example`` provider; the class is its own factory."""
+
+    def __init__(
+        self, *, cluster_name: str, options: Mapping[str, str], budget: RequestBudget
+    ) -> None:
+        unknown = sorted(set(options) - set(KNOWN_OPTIONS))
+        if unknown:
+            raise ConfigError(
+                f"--provider-option: provider example: unknown option(s) {', '.join(unknown)}; "
+                f"known: {', '.join(KNOWN_OPTIONS)}"
+            )
+        endpoint = options.get("endpoint", "")
+        if not endpoint.startswith(("http://", "https://")):
+            raise ConfigError(
+                "--provider-option: provider example: endpoint must be an http(s) URL"
+            )
+        self.cluster_name = cluster_name
+        self.endpoint = endpoint.rstrip("/")
+        self.budget = budget
+        self.session: aiohttp.ClientSession | None = None  # opened on first use, in the loop
+
+    async def list_routes(self) -> Collection[Route]:
+        """This cluster's routes; one whose server is gone is a blackhole without target."""
+        servers = await self._servers()
+        return [
+            Route(
+                target_node=servers.get(r["server"], ""),
+                destination_cidr=r["destination"],
+                name=r["id"],
+                blackhole=r["server"] not in servers,
+            )
+            for r in await self._routes()
+            if self._ours(r)
+        ]
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """Route the CIDR to the node's server, labelled as ours in the same request."""
+        del name_hint  # Example Cloud names routes itself
+        servers = {name: id_ for id_, name in (await self._servers()).items()}
+        server = servers.get(route.target_node)
+        if server is None:  # transient: the server may not be known yet
+            raise ProviderError(f"no server named {route.target_node!r}")
+        body = {
+            "destination": route.destination_cidr,
+            "server": server,
+            "labels": {"cluster": self.cluster_name},
+        }
+        try:
+            await self._request("POST", "/routes", json=body)
+        except RouteAlreadyExistsError:
+            await self._explain_conflict(route, server)
+
+    async def delete_route(self, route: Route) -> None:
+        """Delete our route to the CIDR if it still leads where ``route`` says."""
+        servers = await self._servers()
+        key = canonical(route.destination_cidr)
+        for r in await self._routes():
+            mine = self._ours(r) and canonical(r["destination"]) == key
+            if mine and servers.get(r["server"], "") == route.target_node:
+                await self._request("DELETE", f"/routes/{r['id']}")
+                return
+        raise RouteNotFoundError(f"no route to {key} via {route.target_node or 'nothing'}")
+
+    async def aclose(self) -> None:
+        """Close the HTTP session; calling it again does nothing."""
+        session, self.session = self.session, None
+        if session is not None:
+            await session.close()
+
+    def _ours(self, raw: Mapping[str, Any]) -> bool:
+        return bool(raw.get("labels", {}).get("cluster") == self.cluster_name)
+
+    async def _explain_conflict(self, route: Route, server: str) -> None:
+        """The CIDR is taken: by us to the same server (fine), by another Node, or foreign."""
+        key = canonical(route.destination_cidr)
+        for r in await self._routes():
+            if canonical(r["destination"]) != key:
+                continue
+            if not self._ours(r):
+                raise ProviderTerminalError(f"{key} is routed by someone else (route {r['id']})")
+            if r["server"] != server:
+                raise RouteAlreadyExistsError(f"{key} is routed to server {r['server']}")
+
+    async def _servers(self) -> dict[str, str]:
+        """Server id -> name (the Node name)."""
+        answer = await self._request("GET", "/servers")
+        return {s["id"]: s["name"] for s in answer["servers"]}
+
+    async def _routes(self) -> list[dict[str, Any]]:
+        """Every route, page by page: each page is a request, and spends the budget."""
+        routes: list[dict[str, Any]] = []
+        page: int | None = 1
+        while page is not None:
+            answer = await self._request("GET", f"/routes?page={page}")
+            routes.extend(answer["routes"])
+            page = answer["next_page"]
+        return routes
+
+    async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """One HTTP request: budget first, then the call; failures leave as routectl errors."""
+        await self.budget.spend(f"{method} {path.split('?', maxsplit=1)[0]}")
+        if self.session is None:
+            self.session = aiohttp.ClientSession()
+        try:
+            async with self.session.request(method, self.endpoint + path, **kwargs) as response:
+                if response.status >= 400:  # noqa: PLR2004
+                    raise _error(response.status, await response.text(), response.headers)
+                return await response.json() if response.status != 204 else None  # noqa: PLR2004
+        except aiohttp.ClientError as exc:  # refused, reset, a lost answer: transient
+            raise ProviderError(f"Example Cloud {method}: {type(exc).__name__}") from exc
+
+
+def _error(status: int, text: str, headers: Mapping[str, str]) -> ProviderError:
+    """The routectl error for an error answer (section 5 of the guide)."""
+    message = f"Example Cloud answered {status}: {text[:200]}"
+    if status == 409:  # noqa: PLR2004
+        return RouteAlreadyExistsError(message)
+    if status == 429:  # noqa: PLR2004
+        return ProviderThrottledError(message, retry_after=_retry_after(headers))
+    if status >= 500:  # noqa: PLR2004
+        return ProviderError(message)
+    return ProviderTerminalError(message)
+
+
+def _retry_after(headers: Mapping[str, str]) -> float:
+    """Seconds from ``Retry-After`` (delta-seconds or an HTTP date), else one second."""
+    value = headers.get("Retry-After", "")
+    try:
+        return max(float(value), 0.0) or 1.0
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+        now = email.utils.parsedate_to_datetime(headers["Date"])
+    except (KeyError, TypeError, ValueError):
+        return 1.0
+    return max((when - now).total_seconds(), 1.0)
+
+
+_: BudgetedProviderFactory = ExampleProvider  # mypy proves the class fits routectl's contract

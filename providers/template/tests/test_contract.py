@@ -1,0 +1,69 @@
+"""The example provider passes routectl's provider contract against the fake Example Cloud."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Collection
+
+import pytest
+from routectl_example import ExampleProvider
+from routectl_example.fakecloud import FakeCloud
+
+from routectl.provider import RequestBudget, load_factory
+from routectl.testing.contract import ProviderContract
+
+
+class TestExampleContract(ProviderContract):
+    """Two servers for the suite's Nodes; others' routes share the one list of routes."""
+
+    throttle_retry_after: float | None = 7.0
+    fake: FakeCloud
+
+    @pytest.fixture
+    async def cloud(self) -> AsyncIterator[FakeCloud]:
+        """The fake API, with a server per Node."""
+        async with FakeCloud() as fake:
+            for node in self.nodes:
+                fake.add_server(node)
+            self.fake = fake
+            yield fake
+
+    def make_provider(self, *, budget: RequestBudget) -> ExampleProvider:
+        """A provider of cluster ``contract``, built as routectl builds it."""
+        options = {"endpoint": self.fake.url}
+        return ExampleProvider(cluster_name="contract", options=options, budget=budget)
+
+    def requests_made(self) -> int:
+        """Requests the fake API received."""
+        return len(self.fake.requests)
+
+    async def inject_fault(self, kind: str) -> None:
+        """The next request is throttled (7 s), fails (503), is refused (403), or is lost."""
+        if kind == "throttled":
+            self.fake.fail_next(429, **{"Retry-After": "7"})
+        elif kind == "transient":
+            self.fake.fail_next(503)
+        elif kind == "terminal":
+            self.fake.fail_next(403)
+        else:
+            self.fake.lose_next_answer()
+
+    async def add_foreign_route(self, kind: str, destination: str) -> None:
+        """Another cluster's route to its server, or an operator's unlabelled one."""
+        if kind == "other-cluster":
+            self.fake.add_route(destination, self.fake.add_server("their-node"), {"cluster": "b"})
+        else:
+            self.fake.add_route(destination, "appliance-1", {})
+
+    async def cloud_routes(self) -> Collection[tuple[str, str]]:
+        """Every route the fake holds."""
+        return [(r["destination"], f"{r['server']} {r['labels']}") for r in self.fake.routes]
+
+    async def remove_node(self, node: str) -> None:
+        """The node's server is deleted."""
+        self.fake.servers = {i: n for i, n in self.fake.servers.items() if n != node}
+
+
+def test_entry_point_resolves() -> None:
+    """routectl finds the plugin by the name users pass to --provider."""
+    factory: object = load_factory("example")
+    assert factory is ExampleProvider

@@ -1,0 +1,382 @@
+"""A reference provider over :class:`SharedCloud`, and wrong ones the contract must catch.
+
+:class:`GoodProvider` follows every rule of the guide. Each wrong provider changes one
+behaviour (the first is the one issue 15 describes: it overwrites another Node's route on
+create, deletes foreign routes with ours, and never reports a missing route), so that the
+suite's own tests can check each fails the contract for its reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Awaitable, Collection, Sequence
+from typing import TypeVar
+
+from routectl.cidr import canonical
+from routectl.errors import (
+    ProviderError,
+    ProviderTerminalError,
+    ProviderThrottledError,
+    RouteAlreadyExistsError,
+    RouteNotFoundError,
+)
+from routectl.model import Route
+from routectl.provider import BatchResult, RequestBudget
+from tests.contract.shared_cloud import CloudError, Entry, SharedCloud
+
+T = TypeVar("T")
+HTTP_THROTTLED = 429
+
+
+def mapped(exc: CloudError) -> ProviderError:
+    """The error of routectl's tree for an answer of the shared cloud."""
+    if exc.status == HTTP_THROTTLED:
+        return ProviderThrottledError(str(exc), retry_after=exc.retry_after or 1.0)
+    if exc.status in {400, 403}:
+        return ProviderTerminalError(str(exc))
+    return ProviderError(str(exc))
+
+
+class GoodProvider:
+    """Routes marked with the cluster's name, in the shared table; every rule kept."""
+
+    supports_batch = True
+    supports_replace = True
+
+    def __init__(self, *, cluster_name: str, cloud: SharedCloud, budget: RequestBudget) -> None:
+        self.cluster = cluster_name
+        self.cloud = cloud
+        self.budget = budget
+
+    # -- the contract ---------------------------------------------------------------------
+
+    async def list_routes(self) -> Collection[Route]:
+        """The cluster's entries, machines resolved to Nodes (gone: a blackhole)."""
+        entries = await self.entries()
+        machines = await self.call("machines", self.cloud.list_machines())
+        return [self.as_route(e, machines) for e in entries if self.ours(e)]
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """Add the entry; a taken destination is ours already, another Node's, or foreign."""
+        self.refuse_unroutable(route)
+        machine = await self.machine_of(route.target_node)
+        entry = self.entry(route, machine, name_hint)
+        try:
+            await self.call("add", self.cloud.add(entry))
+        except ProviderError as exc:
+            if "409" not in str(exc):
+                raise
+            await self.explain_conflict(route, machine)
+
+    async def delete_route(self, route: Route) -> None:
+        """Remove our entry to the CIDR if it still leads where ``route`` says."""
+        held = await self.held(route)
+        await self.call("remove", self.cloud.remove(held.destination, held.machine))
+
+    async def apply_routes(
+        self, *, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
+    ) -> BatchResult:
+        """Edit the table in memory, then write it once."""
+        table = await self.entries()
+        machines = await self.call("machines", self.cloud.list_machines())
+        by_node = {node: m for m, node in machines.items()}
+        failed: dict[int, ProviderError] = {}
+        for route in deletes:
+            table = [e for e in table if not self.matches(e, route, machines)]
+        for index, (route, hint) in enumerate(creates):
+            error = self.add_to(table, route, hint, by_node)
+            if error is not None:
+                failed[index] = error
+        await self.call("write-table", self.cloud.write_table(table))
+        return BatchResult(failed_creates=self.report(failed))
+
+    async def replace_route(self, old: Route, new: Route, *, name_hint: str) -> None:
+        """Repoint our entry if ``old`` still holds the CIDR."""
+        held = await self.held(old)
+        machine = await self.machine_of(new.target_node)
+        await self.call("remove", self.cloud.remove(held.destination, held.machine))
+        await self.call("add", self.cloud.add(self.entry(new, machine, name_hint)))
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+    # -- pieces the wrong providers change ------------------------------------------------
+
+    async def call(self, operation: str, request: Awaitable[T]) -> T:
+        """Spend the budget, then send one request; its errors leave mapped."""
+        await self.budget.spend(operation)
+        try:
+            return await request
+        except CloudError as exc:
+            raise mapped(exc) from exc
+
+    async def entries(self) -> list[Entry]:
+        """Every entry, page by page."""
+        found: list[Entry] = []
+        number, more = 0, True
+        while more:
+            page, more = await self.call("page", self.cloud.page(number))
+            found.extend(page)
+            number += 1
+        return found
+
+    def ours(self, entry: Entry) -> bool:
+        """Whether the entry is marked as this cluster's."""
+        return entry.owner == self.cluster
+
+    def as_route(self, entry: Entry, machines: dict[str, str]) -> Route:
+        """The entry as routectl sees it."""
+        node = machines.get(entry.machine, "")
+        return Route(
+            target_node=node,
+            destination_cidr=entry.destination,
+            name=entry.name,
+            blackhole=not node,
+        )
+
+    def refuse_unroutable(self, route: Route) -> None:
+        """IPv6 is refused before any request where the cloud does not route it."""
+        if self.cloud.ipv4_only and ":" in route.destination_cidr:
+            raise ProviderTerminalError("this cloud does not route IPv6")
+
+    async def machine_of(self, node: str) -> str:
+        """The machine of ``node`` (a transient error until it exists)."""
+        machines = await self.call("machines", self.cloud.list_machines())
+        for machine, name in machines.items():
+            if name == node:
+                return machine
+        raise ProviderError(f"no machine for node {node}")
+
+    def entry(self, route: Route, machine: str, hint: str) -> Entry:
+        """A new entry of this cluster, named per CIDR."""
+        key = canonical(route.destination_cidr)
+        digest = hashlib.sha256(key.encode()).hexdigest()[:8]
+        return Entry(destination=key, machine=machine, owner=self.cluster, name=f"{hint}-{digest}")
+
+    async def explain_conflict(self, route: Route, machine: str) -> None:
+        """A taken destination: ours to the same machine is fine; anything else raises."""
+        key = canonical(route.destination_cidr)
+        for entry in await self.entries():
+            if entry.destination != key:
+                continue
+            if not self.ours(entry):
+                raise ProviderTerminalError(f"{key} is routed by {entry.owner or 'an operator'}")
+            if entry.machine != machine:
+                raise RouteAlreadyExistsError(f"{key} is routed to {entry.machine}")
+
+    async def held(self, route: Route) -> Entry:
+        """Our entry that ``route`` names, or RouteNotFoundError."""
+        machines = await self.call("machines", self.cloud.list_machines())
+        for entry in await self.entries():
+            if self.matches(entry, route, machines):
+                return entry
+        raise RouteNotFoundError(f"no route to {route.destination_cidr} via {route.target_node}")
+
+    def matches(self, entry: Entry, route: Route, machines: dict[str, str]) -> bool:
+        """Whether ``entry`` is the route ``route`` names (ours, same CIDR, same target)."""
+        return (
+            self.ours(entry)
+            and entry.destination == canonical(route.destination_cidr)
+            and machines.get(entry.machine, "") == route.target_node
+        )
+
+    def add_to(
+        self, table: list[Entry], route: Route, hint: str, by_node: dict[str, str]
+    ) -> ProviderError | None:
+        """Add a create to the in-memory table; the error that stops it, if any."""
+        key = canonical(route.destination_cidr)
+        machine = by_node.get(route.target_node)
+        if machine is None:
+            return ProviderError(f"no machine for node {route.target_node}")
+        held = next((e for e in table if e.destination == key), None)
+        if held is None:
+            table.append(self.entry(route, machine, hint))
+            return None
+        if self.ours(held) and held.machine == machine:
+            return None
+        return RouteAlreadyExistsError(f"{key} is routed elsewhere")
+
+    def report(self, failed: dict[int, ProviderError]) -> dict[int, ProviderError]:
+        """The failures a batch reports."""
+        return failed
+
+
+class IssueProvider(GoodProvider):
+    """Issue 15's provider: overwrites on create, deletes foreign routes, hides misses."""
+
+    supports_replace = False
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """Put the entry in place of whatever holds the destination."""
+        machine = await self.machine_of(route.target_node)
+        await self.call("overwrite", self.cloud.overwrite(self.entry(route, machine, name_hint)))
+
+    async def delete_route(self, route: Route) -> None:
+        """Remove every entry to the CIDR, whoever made it; say nothing if there was none."""
+        try:
+            await self.call("remove", self.cloud.remove(canonical(route.destination_cidr), None))
+        except ProviderError:
+            return
+
+
+class OverwritesOnCreate(GoodProvider):
+    """Takes over another Node's (or anyone's) destination on create."""
+
+    supports_replace = False
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """Overwrite."""
+        machine = await self.machine_of(route.target_node)
+        await self.call("overwrite", self.cloud.overwrite(self.entry(route, machine, name_hint)))
+
+
+class DeletesForeignRoutes(GoodProvider):
+    """Deletes every entry to the CIDR, whoever made it."""
+
+    async def delete_route(self, route: Route) -> None:
+        """Remove by destination alone; a 404 is reported as not found."""
+        try:
+            await self.call("remove", self.cloud.remove(canonical(route.destination_cidr), None))
+        except ProviderError as exc:
+            if "404" in str(exc):
+                raise RouteNotFoundError(str(exc)) from exc
+            raise
+
+
+class HidesMissingRoutes(GoodProvider):
+    """Returns silently when the route to delete is gone."""
+
+    async def delete_route(self, route: Route) -> None:
+        """Swallow not-found."""
+        try:
+            await super().delete_route(route)
+        except RouteNotFoundError:
+            return
+
+
+class DropsRetryHints(GoodProvider):
+    """Reports throttling with a fixed pause instead of the cloud's hint."""
+
+    async def call(self, operation: str, request: Awaitable[T]) -> T:
+        """Replace every retry hint by one second."""
+        try:
+            return await super().call(operation, request)
+        except ProviderThrottledError as exc:
+            raise ProviderThrottledError(str(exc), retry_after=1.0) from exc
+
+
+class AsksAboutIPv6(GoodProvider):
+    """Lets the cloud refuse IPv6 (a wasted request) instead of refusing it itself."""
+
+    def refuse_unroutable(self, route: Route) -> None:
+        """Refuse nothing."""
+
+
+class ListsNoBlackholes(GoodProvider):
+    """Lists a route whose machine is gone under the machine's id, as if it were a Node."""
+
+    def as_route(self, entry: Entry, machines: dict[str, str]) -> Route:
+        """Fall back to the machine id."""
+        return dataclasses.replace(
+            super().as_route(entry, machines),
+            target_node=machines.get(entry.machine, entry.machine),
+            blackhole=False,
+        )
+
+
+class RemembersNodeNames(GoodProvider):
+    """Names Nodes from what this process remembers of its creates (issue 12's AWS bug)."""
+
+    supports_batch = False
+    supports_replace = False
+
+    def __init__(self, *, cluster_name: str, cloud: SharedCloud, budget: RequestBudget) -> None:
+        super().__init__(cluster_name=cluster_name, cloud=cloud, budget=budget)
+        self.remembered: dict[str, str] = {}
+
+    def as_route(self, entry: Entry, machines: dict[str, str]) -> Route:
+        """A remembered name, else the machine id."""
+        route = super().as_route(entry, machines)
+        if route.blackhole:
+            return route
+        return dataclasses.replace(
+            route, target_node=self.remembered.get(entry.machine, entry.machine)
+        )
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """Remember the name after a successful create."""
+        await super().create_route(route, name_hint=name_hint)
+        self.remembered[await self.machine_of(route.target_node)] = route.target_node
+
+
+class MarksAfterCreating(GoodProvider):
+    """Marks a route as the cluster's with a second request: a lost answer leaks it."""
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """Add unmarked, then mark."""
+        machine = await self.machine_of(route.target_node)
+        entry = dataclasses.replace(self.entry(route, machine, name_hint), owner="")
+        try:
+            await self.call("add", self.cloud.add(entry))
+        except ProviderError as exc:
+            if "409" not in str(exc):
+                raise
+            await self.explain_conflict(route, machine)
+            return
+        await self.call("set-owner", self.cloud.set_owner(entry.destination, self.cluster))
+
+
+class UnpacedPages(GoodProvider):
+    """Spends the budget for the first page of a listing only."""
+
+    async def entries(self) -> list[Entry]:
+        """Later pages bypass the budget."""
+        found: list[Entry] = []
+        number, more = 0, True
+        while more:
+            if number == 0:
+                page, more = await self.call("page", self.cloud.page(number))
+            else:
+                page, more = await self.cloud.page(number)
+            found.extend(page)
+            number += 1
+        return found
+
+
+class SpendsAfterSending(GoodProvider):
+    """Spends the budget after each request instead of before it."""
+
+    async def call(self, operation: str, request: Awaitable[T]) -> T:
+        """Send, then spend."""
+        try:
+            return await request
+        except CloudError as exc:
+            raise mapped(exc) from exc
+        finally:
+            await self.budget.spend(operation)
+
+
+class BatchHidesFailures(GoodProvider):
+    """Reports no failure from a batch, whatever could not be made."""
+
+    def report(self, failed: dict[int, ProviderError]) -> dict[int, ProviderError]:
+        """Drop them."""
+        return {}
+
+
+class ReplacesBlindly(GoodProvider):
+    """Repoints whatever holds the CIDR, without checking it is still ``old``."""
+
+    async def replace_route(self, old: Route, new: Route, *, name_hint: str) -> None:
+        """Overwrite."""
+        machine = await self.machine_of(new.target_node)
+        await self.call("overwrite", self.cloud.overwrite(self.entry(new, machine, name_hint)))
+
+
+class ListsForeignRoutes(GoodProvider):
+    """Lists every entry of the shared table as the cluster's."""
+
+    def ours(self, entry: Entry) -> bool:
+        """Everything."""
+        return True
