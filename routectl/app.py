@@ -15,7 +15,8 @@ import sys
 import uuid
 
 from routectl.config import Settings
-from routectl.kube import KubeClient, parse_node
+from routectl.dropin import say_ignored
+from routectl.kube import KubeClient, Pacing, parse_node
 from routectl.logs import configure_logging
 from routectl.metrics import Metrics
 from routectl.preview import plan_as_json, plan_as_table
@@ -32,14 +33,20 @@ def default_identity() -> str:
     return f"{os.environ.get('POD_NAME') or socket.gethostname()}_{uuid.uuid4()}"
 
 
+def pacing(settings: Settings) -> Pacing:
+    """The API server's request budget: ``--kube-api-qps`` and ``--kube-api-burst``."""
+    return Pacing(qps=settings.kube_api_qps, burst=settings.kube_api_burst)
+
+
 async def run(settings: Settings) -> int:
     """``routectl run``: serve until stopped; the exit code says how it ended."""
     configure_logging(fmt=settings.log_format, verbosity=settings.verbosity)
+    say_ignored(settings)
     metrics, sources = Metrics.create(), Sources.system()
     async with contextlib.AsyncExitStack() as stack:
         plugin = load_provider(settings, metrics=metrics, sources=sources)  # fails before I/O
         stack.push_async_callback(plugin.provider.aclose)
-        kube = await KubeClient.connect(kubeconfig=settings.kubeconfig)
+        kube = await KubeClient.connect(kubeconfig=settings.kubeconfig, pacing=pacing(settings))
         stack.push_async_callback(kube.aclose)
         service = build_service(
             settings,

@@ -23,7 +23,7 @@ from typing import Any
 import helm_python
 import pytest
 
-from routectl.config import OPTIONS
+from routectl.config import IGNORED, OPTIONS
 from routectl.option import BOOL, DURATION, INT, NUMBER, RUN, Option
 from routectl.syntax import format_bool, format_duration
 
@@ -43,6 +43,30 @@ BY_FLAG = {name: o for o in OPTIONS if o.flag for name in (o.flag, *o.aliases)}
 RUN_FLAGS = {name for name, o in BY_FLAG.items() if RUN in o.commands}
 LEFT_TO_EXTRA_ARGS = {
     "--configure-cloud-routes": "extraArgs turns it off for a dry install (see values.yaml)",
+    "--cloud-provider": "the CCM's spelling of --provider, which the chart renders",
+    "--logging-format": "the CCM's spelling of --log-format, which the chart renders",
+    "--cloud-config": "provider options come from provider.options and credentials",
+    "--controllers": "the default (*) runs routes; a pasted CCM list goes to extraArgs",
+    "--leader-elect-resource-lock": "leases, the only lock routectl takes, is the default",
+    "--tls-cert-file": "a certificate of your own goes to extraArgs with its volume",
+    "--tls-private-key-file": "a certificate of your own goes to extraArgs with its volume",
+    "--cert-dir": "the self-signed certificate lives in /tmp, an emptyDir",
+    "--tls-min-version": "TLS 1.2 and up by default; extraArgs can raise it",
+    "--authentication-kubeconfig": "the in-cluster configuration does the reviews",
+    "--authorization-kubeconfig": "the in-cluster configuration does the reviews",
+    "--authentication-token-webhook-cache-ttl": "the CCM's default, 10s",
+    "--authorization-webhook-cache-authorized-ttl": "the CCM's default, 10s",
+    "--authorization-webhook-cache-unauthorized-ttl": "the CCM's default, 10s",
+    "--authorization-always-allow-paths": "the probes' paths, as the CCM's default",
+    "--kube-api-qps": "PLACEHOLDER",
+    "--kube-api-burst": "PLACEHOLDER",
+    "--bind-address": "PLACEHOLDER",
+    "--secure-port": "PLACEHOLDER",
+} | {
+    name: "a CCM flag routectl accepts and ignores"
+    for o in OPTIONS
+    if o.group == IGNORED and o.flag
+    for name in (o.flag, *o.aliases)
 }
 MANAGED_NOT_RENDERED = {
     "--kubeconfig": "the chart always uses the in-cluster config",
