@@ -47,6 +47,15 @@ class Applied:
         return bool(self.created or self.deleted)
 
 
+def _fields(route: Route) -> dict[str, str]:
+    """The log fields of a line about ``route``."""
+    return {
+        "node": route.target_node,
+        "cidr": str(route.destination_cidr),
+        "route": route.name,
+    }
+
+
 async def apply_routes(
     plan: Plan, *, provider: RouteProvider, on_create_failed: CreateFailed
 ) -> Applied:
@@ -56,7 +65,9 @@ async def apply_routes(
 
     async def delete(route: Route) -> bool:
         started = clock()
-        logger.info("Deleting route %s %s", route.name, route.destination_cidr)
+        logger.info(
+            "Deleting route %s %s", route.name, route.destination_cidr, extra=_fields(route)
+        )
         try:
             await provider.delete_route(route)
         except ProviderError as exc:
@@ -66,6 +77,7 @@ async def apply_routes(
                 route.destination_cidr,
                 go_duration(clock() - started),
                 exc,
+                extra=_fields(route),
             )
             applied.errors.append(exc)
             return False
@@ -84,6 +96,7 @@ async def apply_routes(
             route.target_node,
             route.destination_cidr,
             c.name_hint,
+            extra=_fields(route),
         )
         try:
             await provider.create_route(route, name_hint=c.name_hint)
