@@ -42,11 +42,14 @@ async def run(settings: Settings) -> int:
     """``routectl run``: serve until stopped; the exit code says how it ended."""
     configure_logging(fmt=settings.log_format, verbosity=settings.verbosity)
     say_ignored(settings)
-    metrics, sources = Metrics.create(), Sources.system()
+    metrics = Metrics.create(call_timeout=settings.cloud_call_timeout)
+    sources = Sources.system()
     async with contextlib.AsyncExitStack() as stack:
         plugin = load_provider(settings, metrics=metrics, sources=sources)  # fails before I/O
         stack.push_async_callback(plugin.provider.aclose)
-        kube = await KubeClient.connect(kubeconfig=settings.kubeconfig, pacing=pacing(settings))
+        kube = await KubeClient.connect(
+            kubeconfig=settings.kubeconfig, pacing=pacing(settings), observer=metrics
+        )
         stack.push_async_callback(kube.aclose)
         service = build_service(
             settings,

@@ -134,7 +134,9 @@ def build_service(
     min_interval = settings.min_sync_interval
     if settings.batch_writes and batch_capable(gated):
         min_interval = max(min_interval, settings.batch_write_interval)
-    queue = CoalescingQueue(batch_window=settings.batch_window, min_interval=min_interval)
+    queue = CoalescingQueue(
+        batch_window=settings.batch_window, min_interval=min_interval, observer=metrics.workqueue
+    )
     lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
     controller = Controller(
         settings=settings,

@@ -23,7 +23,7 @@ CUSTOM_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
 DASHBOARD_METRICS = (
     "route_controller_route_sync_total",
     "routectl_cloud_calls_total",
-    "routectl_cloud_token_wait_seconds_sum",
+    "routectl_cloud_budget_held_seconds_total",
     "routectl_cloud_token_wait_seconds_bucket",
     "routectl_route_programming_latency_seconds_bucket",
     "routectl_sync_duration_seconds_bucket",
