@@ -21,6 +21,7 @@ from routectl.budget import Budget
 from routectl.changes import Changes
 from routectl.config import Settings
 from routectl.controller import Controller
+from routectl.events import EventRecorder
 from routectl.fence import Fence
 from routectl.gate import RateLimitedProvider, call_policy
 from routectl.informer import Informer, NodeHandler, NodeStore
@@ -150,7 +151,7 @@ def build_service(
         ),
         provider=gated,
         status=NodeStatus(
-            kube=FencedWriter(kube, fence=fence, timeout=kube.request_timeout),
+            kube=FencedWriter(EventRecorder(kube), fence=fence, timeout=kube.request_timeout),
             nodes=store,
             lease=lease,
             wall_clock=sources.wall_clock,

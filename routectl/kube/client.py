@@ -279,14 +279,30 @@ class KubeClient:
             )
             await self._read(response, what=what)
 
-    async def create_event(self, event: JsonObj) -> None:
-        """Create a core/v1 Event in its namespace."""
+    async def create_event(self, event: JsonObj) -> JsonObj:
+        """Create a core/v1 Event in its namespace (409 AlreadyExists if the name is taken)."""
         namespace = event["metadata"]["namespace"]
         with _translated("create event"):
             response = await self._core.create_namespaced_event(
                 namespace, event, _preload_content=False, _request_timeout=self._timeout()
             )
-            await self._read(response, what="create event")
+            return await self._read(response, what="create event")
+
+    async def get_event(self, namespace: str, name: str) -> JsonObj:
+        """Read a core/v1 Event."""
+        with _translated("get event"):
+            response = await self._core.read_namespaced_event(
+                name, namespace, _preload_content=False, _request_timeout=self._timeout()
+            )
+            return await self._read(response, what="get event")
+
+    async def patch_event(self, namespace: str, name: str, patch: JsonObj) -> JsonObj:
+        """Strategic-merge PATCH of a core/v1 Event (client-go's correlator's update)."""
+        with _translated("patch event"):
+            response = await self._core.patch_namespaced_event(
+                name, namespace, patch, _preload_content=False, _request_timeout=self._timeout()
+            )
+            return await self._read(response, what="patch event")
 
     async def get_lease(self, namespace: str, name: str) -> JsonObj | None:
         """Read a Lease; None if it does not exist."""

@@ -249,6 +249,12 @@ class FakeApiServer:
         """Every core/v1 Event (events.k8s.io ones included), by namespace and name."""
         return [self._events.present(obj) for obj in self._events.store.objects()]
 
+    def expire_events(self) -> None:
+        """Delete every Event, as the API server's event TTL (1 h by default) does."""
+        for obj in list(self._events.store.objects()):
+            meta = obj["metadata"]
+            self._events.delete(meta["name"], namespace=meta.get("namespace"))
+
     def leases(self) -> list[JsonObj]:
         """Every Lease, by namespace and name."""
         return [self._leases.present(obj) for obj in self._leases.store.objects()]
