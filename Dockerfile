@@ -81,8 +81,9 @@ COPY --from=build /opt/routectl /opt/routectl
 USER 65532:65532
 WORKDIR /tmp
 
-# /metrics, /healthz, /readyz (--metrics-bind-address, default 0.0.0.0:8080).
-EXPOSE 8080
+# /metrics, /healthz, /readyz: plain HTTP (--metrics-bind-address, default 0.0.0.0:10290) or,
+# as the chart runs it, HTTPS with delegated authn/authz (--secure-port=10290).
+EXPOSE 10290
 
 ENTRYPOINT ["routectl"]
 CMD ["run"]

@@ -13,6 +13,7 @@ import signal
 import socket
 import sys
 import uuid
+from typing import Any
 
 from routectl.config import Settings
 from routectl.dropin import say_ignored
@@ -20,9 +21,10 @@ from routectl.kube import KubeClient, Pacing, parse_node
 from routectl.logs import configure_logging
 from routectl.metrics import Metrics
 from routectl.preview import plan_as_json, plan_as_table
-from routectl.probes import ProbeServer
+from routectl.probes import ProbeServer, ReadyCheck
 from routectl.reconcile import plan
 from routectl.service import EXIT_OK
+from routectl.serving import AuthSettings, DelegatedAuth, tls_context
 from routectl.wiring import Sources, build_service, gate, load_provider
 
 logger = logging.getLogger("routectl")
@@ -59,17 +61,96 @@ async def run(settings: Settings) -> int:
             identity=default_identity(),
             sources=sources,
         )
-        probes = ProbeServer(registry=metrics.registry, ready=service.ready)
-        stack.push_async_callback(probes.aclose)
-        await probes.start(settings.metrics_bind_address)
-        host = settings.metrics_bind_address.rpartition(":")[0]
-        logger.info("Serving /metrics, /healthz and /readyz on %s:%d", host, probes.port)
+        await serve_plain(settings, stack, metrics=metrics, ready=service.ready)
+        await serve_secure(settings, stack, metrics=metrics, ready=service.ready)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, service.stopping.set)
             stack.callback(loop.remove_signal_handler, signum)
         return await service.run()
     raise AssertionError("unreachable")  # pragma: no cover -- the stack does not swallow
+
+
+async def serve_plain(
+    settings: Settings, stack: contextlib.AsyncExitStack, *, metrics: Metrics, ready: ReadyCheck
+) -> None:
+    """Plain HTTP on ``--metrics-bind-address`` (off when it is empty)."""
+    if not settings.metrics_bind_address:
+        return
+    probes = ProbeServer(registry=metrics.registry, ready=ready)
+    stack.push_async_callback(probes.aclose)
+    await probes.start(settings.metrics_bind_address)
+    host = settings.metrics_bind_address.rpartition(":")[0]
+    logger.info("Serving /metrics, /healthz and /readyz on %s:%d", host, probes.port)
+
+
+async def serve_secure(
+    settings: Settings, stack: contextlib.AsyncExitStack, *, metrics: Metrics, ready: ReadyCheck
+) -> None:
+    """HTTPS with delegated authn/authz on ``--bind-address:--secure-port`` (0: off)."""
+    if not settings.secure_port:
+        return
+    tls = tls_context(
+        cert_file=settings.tls_cert_file,
+        key_file=settings.tls_private_key_file,
+        cert_dir=settings.cert_dir,
+        min_version=settings.tls_min_version,
+        bind_address=settings.bind_address,
+    )
+    reviews = await _review_client(settings, stack)
+    auth = DelegatedAuth(
+        reviews,
+        AuthSettings(
+            token_ttl=settings.authentication_token_webhook_cache_ttl,
+            allowed_ttl=settings.authorization_webhook_cache_authorized_ttl,
+            denied_ttl=settings.authorization_webhook_cache_unauthorized_ttl,
+            always_allow=settings.authorization_always_allow_paths,
+        ),
+    )
+    server = ProbeServer(
+        registry=metrics.registry,
+        ready=ready,
+        middlewares=[auth.middleware()],
+        tls=tls,
+        flag="--bind-address/--secure-port",
+    )
+    stack.push_async_callback(server.aclose)
+    host = settings.bind_address
+    shown = f"[{host}]" if ":" in host else host
+    await server.start(f"{shown}:{settings.secure_port}")
+    logger.info(
+        "Serving /metrics, /healthz, /readyz and /livez securely on https://%s:%d",
+        shown,
+        server.port,
+    )
+
+
+async def _review_client(settings: Settings, stack: contextlib.AsyncExitStack) -> Reviews:
+    """The clients of TokenReviews and SubjectAccessReviews (their own, as the CCM's)."""
+    authn_config = settings.authentication_kubeconfig or settings.kubeconfig
+    authz_config = settings.authorization_kubeconfig or settings.kubeconfig
+    authn = await KubeClient.connect(kubeconfig=authn_config)
+    stack.push_async_callback(authn.aclose)
+    if authz_config == authn_config:
+        return Reviews(authn, authn)
+    authz = await KubeClient.connect(kubeconfig=authz_config)
+    stack.push_async_callback(authz.aclose)
+    return Reviews(authn, authz)
+
+
+class Reviews:
+    """TokenReviews through one client, SubjectAccessReviews through another."""
+
+    def __init__(self, authn: KubeClient, authz: KubeClient) -> None:
+        self._authn, self._authz = authn, authz
+
+    async def review_token(self, token: str) -> dict[str, Any]:
+        """Authenticate ``token``."""
+        return await self._authn.review_token(token)
+
+    async def review_access(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """Authorize ``spec``."""
+        return await self._authz.review_access(spec)
 
 
 async def plan_once(settings: Settings, *, output: str) -> int:

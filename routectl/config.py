@@ -129,6 +129,16 @@ IGNORED = "cloud-controller-manager flags that do not concern routes (accepted, 
 BOTH = (RUN, PLAN)
 
 
+def host_port_or_off() -> Check[str]:
+    """``host:port``, or empty for "not served"."""
+    plain = host_port()
+    return Check(
+        reason="must be host:port, or empty to serve no plain HTTP",
+        ok=lambda v: v == "" or plain.ok(v),
+        refuses=plain.refuses,
+    )
+
+
 def _ignored(syntax: Syntax[T | None]) -> T | None:
     """A CCM flag routectl accepts and ignores (said once at start-up when it is given).
 
@@ -312,8 +322,8 @@ class Settings:
         default="", internal=True, help="this candidate's name in the Lease"
     )
     metrics_bind_address: str = option(
-        default="0.0.0.0:8080", check=host_port(), metavar="HOST:PORT", group=SERVING,
-        help="/metrics, /healthz and /readyz",
+        default="0.0.0.0:10290", check=host_port_or_off(), metavar="HOST:PORT", group=SERVING,
+        help="/metrics, /healthz and /readyz over plain HTTP; empty: off (see --secure-port)",
     )
     log_format: str = option(
         default="text", check=one_of("text", "json"), group=SERVING, aliases=("--logging-format",),

@@ -170,6 +170,8 @@ class KubeClient:
         # not the models their signatures promise.
         self._core: Any = client.CoreV1Api(api)
         self._coordination: Any = client.CoordinationV1Api(api)
+        self._authentication: Any = client.AuthenticationV1Api(api)
+        self._authorization: Any = client.AuthorizationV1Api(api)
 
     @classmethod
     async def connect(
@@ -303,6 +305,36 @@ class KubeClient:
                 name, namespace, patch, _preload_content=False, _request_timeout=self._timeout()
             )
             return await self._read(response, what="patch event")
+
+    async def review_token(self, token: str) -> JsonObj:
+        """POST a TokenReview of ``token``; the review's status."""
+        body = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenReview",
+            "spec": {"token": token},
+        }
+        with _translated("review token"):
+            response = await self._authentication.create_token_review(
+                body, _preload_content=False, _request_timeout=self._timeout()
+            )
+            review = await self._read(response, what="review token")
+        status = review.get("status")
+        return status if isinstance(status, dict) else {}
+
+    async def review_access(self, spec: JsonObj) -> JsonObj:
+        """POST a SubjectAccessReview of ``spec``; the review's status."""
+        body = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": spec,
+        }
+        with _translated("review access"):
+            response = await self._authorization.create_subject_access_review(
+                body, _preload_content=False, _request_timeout=self._timeout()
+            )
+            review = await self._read(response, what="review access")
+        status = review.get("status")
+        return status if isinstance(status, dict) else {}
 
     async def get_lease(self, namespace: str, name: str) -> JsonObj | None:
         """Read a Lease; None if it does not exist."""

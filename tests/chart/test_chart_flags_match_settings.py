@@ -24,6 +24,8 @@ import helm_python
 import pytest
 
 from routectl.config import IGNORED, OPTIONS
+from routectl.errors import ConfigError
+from routectl.flags import parse_run_flags
 from routectl.option import BOOL, DURATION, INT, NUMBER, RUN, Option
 from routectl.syntax import format_bool, format_duration
 
@@ -58,10 +60,6 @@ LEFT_TO_EXTRA_ARGS = {
     "--authorization-webhook-cache-authorized-ttl": "the CCM's default, 10s",
     "--authorization-webhook-cache-unauthorized-ttl": "the CCM's default, 10s",
     "--authorization-always-allow-paths": "the probes' paths, as the CCM's default",
-    "--kube-api-qps": "PLACEHOLDER",
-    "--kube-api-burst": "PLACEHOLDER",
-    "--bind-address": "PLACEHOLDER",
-    "--secure-port": "PLACEHOLDER",
 } | {
     name: "a CCM flag routectl accepts and ignores"
     for o in OPTIONS
@@ -204,14 +202,33 @@ def with_value(path: str, value: object) -> dict[str, Any]:
     return {**REQUIRED, "mode": "periodic", "replicaCount": 1, **nested}
 
 
-def rendered_text(render: Render, values: dict[str, Any], flag: str) -> str | None:
-    """The text the chart renders for ``flag``, or None when Helm refuses the values."""
+def rendered_args(render: Render, values: dict[str, Any]) -> list[str] | None:
+    """``routectl run``'s args the chart renders, or None when Helm refuses the values."""
     try:
-        args = container_args(render(values))
+        return container_args(render(values))
     except (helm_python.HelmValuesError, helm_python.HelmRenderError):
         return None
+
+
+def flag_text(args: list[str], flag: str) -> str:
+    """The text ``args`` give ``flag``."""
     (text,) = (a.split("=", 1)[1] for a in args if a.split("=", 1)[0] == flag)
     return text
+
+
+def routectl_accepts(args: list[str]) -> bool:
+    """Whether ``routectl run`` starts with ``args``: every option's check and every rule
+    across options (the lease timings, say) pass."""
+    try:
+        parse_run_flags(args)
+    except (ConfigError, SystemExit):
+        return False
+    return True
+
+
+def with_flag(args: list[str], flag: str, text: str) -> list[str]:
+    """``args`` with ``flag`` set to ``text`` (what the chart would render for the value)."""
+    return [a for a in args if a.split("=", 1)[0] != flag] + [f"{flag}={text}"]
 
 
 @pytest.fixture(scope="module")
@@ -236,17 +253,21 @@ def test_the_schema_takes_exactly_what_the_option_takes(
     """Helm never accepts a value routectl refuses (the pod would crash-loop), and refuses
     one routectl takes only where NARROWER says why."""
     option = BY_FLAG[value_flag.flag]
+    baseline = rendered_args(render, with_value("mode", "periodic"))
+    assert baseline is not None
     wider: list[tuple[object, str]] = []
     narrower: list[object] = []
     for value in probes(option, schema_node(schema, value_flag.path), value_flag):
-        text = rendered_text(render, with_value(value_flag.path, value), value_flag.flag)
-        if text is None:
-            if option.accepts(value_flag.prefix + go_text(value)):
+        args = rendered_args(render, with_value(value_flag.path, value))
+        if args is None:
+            text = value_flag.prefix + go_text(value)
+            if routectl_accepts(with_flag(baseline, value_flag.flag, text)):
                 narrower.append(value)
             continue
+        text = flag_text(args, value_flag.flag)
         if value_flag.direct:
             assert text == value_flag.prefix + go_text(value)
-        if not option.accepts(text):
+        if not routectl_accepts(args):
             wider.append((value, text))
     assert wider == [], f"the chart renders {value_flag.flag} values routectl refuses"
     if value_flag.path in NARROWER:

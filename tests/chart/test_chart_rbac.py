@@ -16,6 +16,10 @@ CLUSTER_RULES = {
     ("", "nodes"): {"list", "watch"},
     ("", "nodes/status"): {"patch"},
 }
+REVIEWS = {
+    ("authentication.k8s.io", "tokenreviews"): {"create"},
+    ("authorization.k8s.io", "subjectaccessreviews"): {"create"},
+}
 LEASE_VERBS = {"get", "create", "update"}
 EVENT_VERBS = {"create", "get", "patch"}
 
@@ -31,6 +35,14 @@ def _strings(node: Any) -> Iterator[str]:
     elif isinstance(node, list):
         for item in node:
             yield from _strings(item)
+
+
+def _args(manifests: list[Manifest]) -> list[str]:
+    (container,) = next(m for m in manifests if m["kind"] == "Deployment")["spec"]["template"][
+        "spec"
+    ]["containers"]
+    args: list[str] = container["args"]
+    return args
 
 
 def _verbs_by_resource(role: Manifest) -> dict[tuple[str, str], set[str]]:
@@ -53,16 +65,22 @@ def test_no_wildcard_anywhere_in_rbac(manifests: list[Manifest]) -> None:
 
 
 def test_cluster_role_grants_exactly_nodes_and_their_status(manifests: list[Manifest]) -> None:
-    """The ClusterRole grants Nodes list/watch and nodes/status patch only: no Event anywhere."""
-    (cluster_role,) = (m for m in manifests if m["kind"] == "ClusterRole")
-    assert _verbs_by_resource(cluster_role) == CLUSTER_RULES
+    """The ClusterRole grants Nodes list/watch and nodes/status patch, and the reviews of
+    delegated authn/authz when serving securely: no Event anywhere."""
+    (cluster_role,) = (m for m in manifests if m["kind"] == "ClusterRole" and m["metadata"]["name"] == "routectl")  # fmt: skip
+    secure = any(
+        a.startswith("--secure-port=") and a != "--secure-port=0" for a in _args(manifests)
+    )
+    assert _verbs_by_resource(cluster_role) == CLUSTER_RULES | (REVIEWS if secure else {})
 
 
 def test_leases_and_events_only_through_roles(manifests: list[Manifest]) -> None:
     """Leases (with leader election) and Events in the release namespace; Node Events in
     `default`; never cluster-wide."""
     for cluster_role in (m for m in manifests if m["kind"] == "ClusterRole"):
-        assert all({"leases", "events"}.isdisjoint(r["resources"]) for r in cluster_role["rules"])
+        assert all(
+            {"leases", "events"}.isdisjoint(r.get("resources", [])) for r in cluster_role["rules"]
+        )
     (container,) = next(m for m in manifests if m["kind"] == "Deployment")["spec"]["template"][
         "spec"
     ]["containers"]

@@ -3,9 +3,12 @@
 The list of API calls is not written down here: it is what the fake API server recorded
 while routectl's real service ran through every path that talks to Kubernetes (informer,
 status patches, Events created, aggregated and carried over a restart, a Lease created,
-renewed, released and taken over, an Event about the Lease). Each recorded request is
+renewed, released and taken over, an Event about the Lease, a scrape of the secure port
+reviewed by TokenReview and SubjectAccessReview). Each recorded request is
 turned into RBAC attributes the way kube-apiserver does (``request_info``) and checked
-against the RBAC the chart renders with the real Helm engine:
+against the RBAC the chart renders with the real Helm engine for routectl's own
+ServiceAccount (the roles its bindings name; the scraper's metrics-reader role is not
+routectl's):
 
 * every request is allowed by a rule (a Role only in its namespace, ``resourceNames``
   honoured);
@@ -27,6 +30,7 @@ import yaml
 
 from routectl.errors import ProviderError
 from routectl.model import Route
+from routectl.serving import AuthSettings, DelegatedAuth
 from routectl.testing.cloud import Fault
 from routectl_sim.apiserver.auth import RequestInfo, request_info
 from tests.integration.conftest import Cluster, eventually, node_object
@@ -68,8 +72,14 @@ def chart_grants(values: dict[str, Any]) -> list[Grant]:
         for doc in yaml.safe_load_all(text)
         if isinstance(doc, dict)
     ]
+    account = {"kind": "ServiceAccount", "name": "routectl", "namespace": NAMESPACE}
+    bound = {
+        (d["roleRef"]["kind"], d["roleRef"]["name"])
+        for d in docs
+        if d.get("kind") in {"RoleBinding", "ClusterRoleBinding"} and account in d["subjects"]
+    }
     grants = []
-    for role in (d for d in docs if d.get("kind") in {"Role", "ClusterRole"}):
+    for role in (d for d in docs if (d.get("kind"), d["metadata"]["name"]) in bound):
         where = role["metadata"].get("namespace") if role["kind"] == "Role" else None
         for rule in role["rules"]:
             grants += [
@@ -100,6 +110,12 @@ async def exercise(cluster: Cluster) -> list[RequestInfo]:
     await eventually(lambda: cluster.condition("n1") == ("False", "RouteCreated"))
     await eventually(lambda: _count(cluster, "FailedToCreateRoute") >= 2)
     await asyncio.sleep(5)  # a renewal or two
+    cluster.server.add_review_token("scraper", username="prometheus")
+    cluster.server.grant_review("prometheus", verb="get", path="/metrics")
+    auth = DelegatedAuth(first.kube, AuthSettings())  # what the secure port asks per scrape
+    user = await auth.user("scraper")
+    assert user is not None
+    assert await auth.allowed(user, verb="get", path="/metrics")
     assert await first.stop() == 0  # releases the Lease
     second = await cluster.start(identity="b", **flags)  # takes it over; its Events exist
     await eventually(lambda: _count(cluster, "ClusterCIDRMisconfigured") >= 2)
@@ -135,3 +151,4 @@ async def test_the_chart_grants_exactly_the_calls_the_code_makes(cluster: Cluste
     assert ("", "events", "patch") in used  # the correlator's path really ran
     assert ("", "events", "get") in used
     assert ("coordination.k8s.io", "leases", "create") in used
+    assert ("authentication.k8s.io", "tokenreviews", "create") in used
