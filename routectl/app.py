@@ -13,13 +13,15 @@ import signal
 import socket
 import sys
 import uuid
-from typing import Any
+from typing import Any, TextIO
 
 from routectl.config import Settings
 from routectl.dropin import say_ignored
+from routectl.errors import KubeError, ProviderError
 from routectl.kube import KubeClient, Pacing, parse_node
 from routectl.logs import configure_logging
 from routectl.metrics import Metrics
+from routectl.model import NodeView, Route
 from routectl.preview import plan_as_json, plan_as_table
 from routectl.probes import ProbeServer, ReadyCheck
 from routectl.reconcile import plan
@@ -28,6 +30,9 @@ from routectl.serving import AuthSettings, DelegatedAuth, tls_context
 from routectl.wiring import Sources, build_service, gate, load_provider
 
 logger = logging.getLogger("routectl")
+EXIT_FAILED = 1
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: what a shell reports for a tool a closed pipe ended."""
 
 
 def default_identity() -> str:
@@ -153,8 +158,42 @@ class Reviews:
         return await self._authz.review_access(spec)
 
 
-async def plan_once(settings: Settings, *, output: str) -> int:
-    """``routectl plan``: read Nodes and routes, print the plan, change nothing."""
+async def plan_once(
+    settings: Settings, *, output: str, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """``routectl plan``: read Nodes and routes, print the plan, change nothing.
+
+    A side that cannot be read ends it with one line on ``err`` that names the side (the
+    Kubernetes API server or the cloud) and exit code 1; a reader that closes the pipe early
+    (``| head``) ends it quietly with 141, as a tool killed by SIGPIPE. Log lines are not
+    printed: the one line says what failed.
+    """
+    out, err = out or sys.stdout, err or sys.stderr
+    logging.disable(logging.CRITICAL)  # the one line below says what failed
+    try:
+        nodes, routes = await _read_nodes_and_routes(settings)
+    except KubeError as exc:
+        return _failed(err, f"the Kubernetes API server: {exc}")
+    except ProviderError as exc:
+        return _failed(err, f"the cloud (provider {settings.provider}): {exc}")
+    finally:
+        logging.disable(logging.NOTSET)
+    result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.cluster_cidrs)
+    if output == "json":
+        text = json.dumps(plan_as_json(result), indent=2) + "\n"
+    else:
+        text = plan_as_table(result)
+    try:
+        for line in text.splitlines(keepends=True):  # line by line: a pipe closed early
+            out.write(line)  # fails the next write, however much the kernel took at once
+        out.flush()
+    except BrokenPipeError:
+        _quiet_stdout(out)
+        return EXIT_BROKEN_PIPE
+    return EXIT_OK
+
+
+async def _read_nodes_and_routes(settings: Settings) -> tuple[list[NodeView], list[Route]]:
     metrics, sources = Metrics.create(), Sources.system()
     plugin = load_provider(settings, metrics=metrics, sources=sources)
     provider = gate(plugin, settings, metrics=metrics, sources=sources)
@@ -166,14 +205,20 @@ async def plan_once(settings: Settings, *, output: str) -> int:
     try:
         listing = await kube.list_nodes()
         nodes = [parse_node(item) for item in listing.items]
-        routes = await provider.list_routes()
+        routes = list(await provider.list_routes())
     finally:
         await provider.aclose()
         await kube.aclose()
-    result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.cluster_cidrs)
-    if output == "json":
-        json.dump(plan_as_json(result), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(plan_as_table(result))
-    return EXIT_OK
+    return nodes, routes
+
+
+def _failed(err: TextIO, what: str) -> int:
+    err.write(f"routectl plan: error: cannot read {' '.join(what.split())}\n")
+    return EXIT_FAILED
+
+
+def _quiet_stdout(out: TextIO) -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush raises nothing."""
+    if out is sys.stdout:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
