@@ -27,6 +27,8 @@ DASHBOARD_METRICS = (
     "routectl_cloud_token_wait_seconds_bucket",
     "routectl_route_programming_latency_seconds_bucket",
     "routectl_sync_duration_seconds_bucket",
+    "workqueue_longest_running_processor_seconds",
+    "rest_client_requests_total",
 )
 
 
