@@ -45,8 +45,6 @@ BY_FLAG = {name: o for o in OPTIONS if o.flag for name in (o.flag, *o.aliases)}
 RUN_FLAGS = {name for name, o in BY_FLAG.items() if RUN in o.commands}
 LEFT_TO_EXTRA_ARGS = {
     "--configure-cloud-routes": "extraArgs turns it off for a dry install (see values.yaml)",
-    "--cloud-provider": "the CCM's spelling of --provider, which the chart renders",
-    "--logging-format": "the CCM's spelling of --log-format, which the chart renders",
     "--cloud-config": "provider options come from provider.options and credentials",
     "--controllers": "the default (*) runs routes; a pasted CCM list goes to extraArgs",
     "--leader-elect-resource-lock": "leases, the only lock routectl takes, is the default",
@@ -69,6 +67,8 @@ LEFT_TO_EXTRA_ARGS = {
 MANAGED_NOT_RENDERED = {
     "--kubeconfig": "the chart always uses the in-cluster config",
     "-v": "the chart renders the long spelling, --v",
+    "--logging-format": "the chart renders routectl's spelling, --log-format",
+    "--cloud-provider": "the chart renders routectl's spelling, --provider",
 }
 NARROWER = {
     "cloud.qps": "0 turns the client-side rate limit off: for benchmarks, not for installs",
@@ -150,6 +150,25 @@ def test_rendered_flags_are_options_the_chart_manages(render: Render) -> None:
 def test_every_run_flag_is_managed_or_left_to_extra_args() -> None:
     """A new option of ``routectl run`` needs a decision here: a value, or extraArgs."""
     assert RUN_FLAGS - helpers_list() == set(LEFT_TO_EXTRA_ARGS)
+
+
+def extra_list() -> set[str]:
+    """The flags ``routectl.validate`` lets through extraArgs."""
+    (listed,) = re.findall(r"\$extra := list ([^}]*)\}\}", HELPERS)
+    return set(re.findall(r'"(-[^"]+)"', listed))
+
+
+def test_extra_args_take_exactly_the_run_flags_the_chart_does_not_manage() -> None:
+    """The template's list of flags allowed in extraArgs is the settings table's, less the
+    managed ones: a flag routectl does not know fails the render, not the pod."""
+    assert extra_list() == RUN_FLAGS - helpers_list()
+
+
+def test_an_unknown_flag_in_extra_args_fails_the_render(render: Render) -> None:
+    """A typo is a render error naming the flag."""
+    with pytest.raises((helm_python.HelmValuesError, helm_python.HelmRenderError), match="--no-such-flag is not a flag"):  # fmt: skip
+        render({**REQUIRED, "extraArgs": ["--no-such-flag=1"]})
+    assert container_args(render({**REQUIRED, "extraArgs": ["--controllers=*,-service"]}))
 
 
 def test_the_template_maps_values_onto_options() -> None:
