@@ -35,6 +35,7 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from routectl.errors import ConfigError, KubeError, ResourceVersionGoneError
+from routectl.redact import DEFAULT
 
 HTTP_GONE = 410
 MAX_EVENT_BYTES = 64 * 1024 * 1024
@@ -196,6 +197,7 @@ class KubeClient:
             where = f"--kubeconfig {kubeconfig}" if kubeconfig else "in-cluster configuration"
             detail = " ".join(str(exc).split()) or type(exc).__name__
             raise ConfigError(f"{where}: cannot load Kubernetes configuration: {detail}") from None
+        _register_secrets(cfg)
         api = PacedApiClient(cfg, pacing=pacing, observer=observer)
         return cls(api, request_timeout=request_timeout)
 
@@ -365,6 +367,12 @@ class KubeClient:
                 name, namespace, lease, _preload_content=False, _request_timeout=self._timeout()
             )
             return await self._read(response, what="update lease")
+
+
+def _register_secrets(cfg: client.Configuration) -> None:
+    """Tell the log and Event redaction the API token and client key (by value, any form)."""
+    for value in (cfg.api_key or {}).values():
+        DEFAULT.add(str(value).removeprefix("Bearer ").strip())
 
 
 async def _lines(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[bytes]:

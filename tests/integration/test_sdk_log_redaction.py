@@ -12,10 +12,14 @@ import io
 import logging
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from routectl.kube import KubeClient
 from routectl.logs import LIBRARIES, configure_logging
+from routectl.redact import redact
+from routectl_sim.apiserver import FakeApiServer
 
 aiobotocore_session = pytest.importorskip("aiobotocore.session")
 moto_server = pytest.importorskip("moto.server")
@@ -107,3 +111,13 @@ async def test_sdk_debug_output_leaks_no_credential(
     for secret in (KEY_ID, SECRET, SESSION, *signatures):
         assert secret not in written
         assert secret.replace("/", "\\/") not in written  # JSON may escape slashes
+
+
+async def test_the_api_servers_token_is_redacted_by_value_once_connected(tmp_path: Path) -> None:
+    """The kubeconfig's bearer token, in any spelling, never passes the redaction."""
+    token = "kube-token-4e1d8c2b9a"  # noqa: S105 -- a fake, hunted below
+    async with FakeApiServer(token=token) as server:
+        server.kubeconfig(tmp_path / "kubeconfig")
+        kube = await KubeClient.connect(kubeconfig=str(tmp_path / "kubeconfig"))
+        await kube.aclose()
+    assert token not in redact(f"sent {token!r} as b'{token}' in a header dump")
