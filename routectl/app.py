@@ -198,7 +198,7 @@ async def _read_nodes_and_routes(settings: Settings) -> tuple[list[NodeView], li
     plugin = load_provider(settings, metrics=metrics, sources=sources)
     provider = gate(plugin, settings, metrics=metrics, sources=sources)
     try:
-        kube = await KubeClient.connect(kubeconfig=settings.kubeconfig)
+        kube = await KubeClient.connect(kubeconfig=settings.kubeconfig, pacing=pacing(settings))
     except BaseException:
         await provider.aclose()
         raise
