@@ -7,12 +7,19 @@
 #
 # Runs as UID/GID 65532 (no passwd entry needed) and writes nothing to disk, so it works with
 # a read-only root filesystem. The chart mounts an emptyDir at /tmp anyway.
+#
+# Reproducible: the base image is pinned by digest, and every third-party package comes from
+# requirements/image.lock with its hashes (pip --require-hashes); the local trees are then
+# installed without dependencies and without build isolation, so nothing unpinned is fetched.
 
 ARG PYTHON_VERSION=3.11.14
 ARG DEBIAN_RELEASE=trixie
+# The digest of python:3.11.14-slim-trixie's multi-platform index as Docker published it: a
+# tag moves when the image is rebuilt, a digest never does. Change the three together.
+ARG PYTHON_DIGEST=sha256:5be45dbade29bebd6886af6b438fd7e0b4eb7b611f39ba62b430263f82de36d2
 
 # ---- build: a virtualenv with routectl and the chosen provider plugins -----------------------
-FROM python:${PYTHON_VERSION}-slim-${DEBIAN_RELEASE} AS build
+FROM python:${PYTHON_VERSION}-slim-${DEBIAN_RELEASE}@${PYTHON_DIGEST} AS build
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
@@ -24,18 +31,23 @@ RUN python -m venv /opt/routectl
 ENV PATH=/opt/routectl/bin:$PATH
 
 WORKDIR /src
+# The locked third-party packages first (their own layer: it changes only with the lock).
+COPY requirements/image.lock requirements/image.lock
+RUN pip install --no-cache-dir --require-hashes -r requirements/image.lock
+
 # .dockerignore lets in only what the build needs: pyproject.toml, README.md, LICENSE,
-# routectl/ and providers/.
+# requirements/, routectl/ and providers/.
 COPY . .
 
 # "all" (every providers/<name>/ with a pyproject.toml) or a space- or comma-separated list of
 # provider directory names, e.g. "aws hcloud".
 ARG PROVIDERS=all
 
-# One pip run installs the core and the plugins together, so each plugin's "routectl"
-# requirement resolves to this checkout, not to an index.
+# One pip run installs the core and the plugins together, without dependencies (all of them
+# came from the lock above) and without build isolation (setuptools came from the lock too);
+# pip check then proves the lock satisfies every requirement of what was installed.
 # DL3013 (pin versions in pip) does not apply: the arguments are local source trees from this
-# checkout, and their dependencies carry the version ranges of their pyproject.toml files.
+# checkout, and their dependencies are pinned, with hashes, by requirements/image.lock.
 # hadolint ignore=DL3013
 RUN set -eu; \
     set -- .; \
@@ -53,11 +65,12 @@ RUN set -eu; \
         done; \
     fi; \
     echo "installing: $*"; \
-    pip install --no-cache-dir "$@"; \
+    pip install --no-cache-dir --no-deps --no-build-isolation "$@"; \
+    pip check; \
     routectl --help > /dev/null
 
 # ---- runtime: the same Python, the virtualenv, nothing else --------------------------------
-FROM python:${PYTHON_VERSION}-slim-${DEBIAN_RELEASE}
+FROM python:${PYTHON_VERSION}-slim-${DEBIAN_RELEASE}@${PYTHON_DIGEST}
 
 ARG VERSION=0.1.0
 ARG REVISION=unknown
@@ -69,6 +82,7 @@ LABEL org.opencontainers.image.title="routectl" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.base.name="docker.io/library/python:${PYTHON_VERSION}-slim-${DEBIAN_RELEASE}" \
+      org.opencontainers.image.base.digest="${PYTHON_DIGEST}" \
       io.routectl.providers="${PROVIDERS}"
 
 ENV PATH=/opt/routectl/bin:$PATH \
@@ -81,8 +95,9 @@ COPY --from=build /opt/routectl /opt/routectl
 USER 65532:65532
 WORKDIR /tmp
 
-# /metrics, /healthz, /readyz (--metrics-bind-address, default 0.0.0.0:8080).
-EXPOSE 8080
+# /metrics, /healthz, /readyz: plain HTTP (--metrics-bind-address, default 0.0.0.0:10290) or,
+# as the chart runs it, HTTPS with delegated authn/authz (--secure-port=10290).
+EXPOSE 10290
 
 ENTRYPOINT ["routectl"]
 CMD ["run"]

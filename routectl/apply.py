@@ -59,6 +59,15 @@ class Applied:
         return bool(self.created or self.deleted)
 
 
+def _fields(route: Route) -> dict[str, str]:
+    """The log fields of a line about ``route``."""
+    return {
+        "node": route.target_node,
+        "cidr": str(route.destination_cidr),
+        "route": route.name,
+    }
+
+
 def _log_create(c: RouteCreate) -> None:
     route = c.route
     logger.info(
@@ -66,7 +75,7 @@ def _log_create(c: RouteCreate) -> None:
         route.target_node,
         route.destination_cidr,
         c.name_hint,
-        extra={"node": route.target_node, "cidr": route.destination_cidr},
+        extra=_fields(route),
     )
 
 
@@ -81,7 +90,9 @@ async def apply_routes(
 
     async def delete(route: Route) -> bool:
         started = clock()
-        logger.info("Deleting route %s %s", route.name, route.destination_cidr)
+        logger.info(
+            "Deleting route %s %s", route.name, route.destination_cidr, extra=_fields(route)
+        )
         try:
             await provider.delete_route(route)
         except ProviderError as exc:
@@ -91,6 +102,7 @@ async def apply_routes(
                 route.destination_cidr,
                 go_duration(clock() - started),
                 exc,
+                extra=_fields(route),
             )
             applied.errors.append(exc)
             return False

@@ -44,6 +44,8 @@ class BudgetObserver(Protocol):
 
     def token_wait(self, *, seconds: float) -> None: ...
 
+    def waiting(self, *, delta: int) -> None: ...
+
     def request(self, *, operation: str) -> None: ...
 
     def paused_until(self, *, unix_time: float) -> None: ...
@@ -51,6 +53,9 @@ class BudgetObserver(Protocol):
 
 class _Ignore:
     def token_wait(self, *, seconds: float) -> None:
+        """Ignore the record."""
+
+    def waiting(self, *, delta: int) -> None:
         """Ignore the record."""
 
     def request(self, *, operation: str) -> None:
@@ -96,7 +101,11 @@ class Budget:
         while (pause := self._paused_until - loop.time()) > _TICK:  # noqa: ASYNC110
             await asyncio.sleep(pause)
         waited_from = loop.time()
-        await self._bucket.acquire()
+        self._observer.waiting(delta=1)  # a request starts (+1) and stops (-1) waiting
+        try:
+            await self._bucket.acquire()
+        finally:
+            self._observer.waiting(delta=-1)
         waited = loop.time() - waited_from
         self.token_wait_seconds += waited
         self._observer.token_wait(seconds=waited)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, cast
 
 from routectl import __version__
+from routectl.dropin import with_cloud_config
 from routectl.errors import ConfigError
 from routectl.flags import add_commands, new_parser, settings_from_args
 from routectl.provider import installed_providers
@@ -99,7 +100,7 @@ def main(
     if args.command in plugins:
         return plugins[args.command].run(args, parser)
     try:
-        settings = settings_from_args(args)
+        settings = with_cloud_config(settings_from_args(args))
     except ConfigError as exc:
         parser.error(str(exc))
     from routectl.app import plan_once, run  # noqa: PLC0415 -- keeps `providers` light

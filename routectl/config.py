@@ -17,10 +17,20 @@ Pure: no I/O, no environment, no clock, no logging, no argparse.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
+from routectl.ccm import (
+    IGNORED_FLAGS,
+    WATCH_GATE,
+    controllers_problem,
+    format_controllers,
+    format_gates,
+    parse_controllers,
+    parse_gates,
+)
 from routectl.cidr import Network
 from routectl.errors import ConfigError
 from routectl.option import (
@@ -46,19 +56,22 @@ from routectl.option import (
     within,
 )
 from routectl.syntax import (
-    feature_gates,
     format_bool,
+    format_duration,
+    parse_bool,
     parse_cluster_cidrs,
     parse_duration,
     parse_feature_gates,
+    parse_int,
     parse_key_values,
 )
 
 __all__ = [  # the parsers are re-exported from routectl.syntax, where they live
-    "FEATURE_GATE_DEFAULTS", "OPTIONS", "RULES", "WATCH_GATE", "Settings", "default_of",
-    "leader_election_timings", "parse_cluster_cidrs", "parse_duration", "parse_feature_gates",
-    "parse_key_values",
+    "FEATURE_GATE_DEFAULTS", "IGNORED", "OPTIONS", "RULES", "WATCH_GATE", "Settings",
+    "default_of", "leader_election_timings", "parse_cluster_cidrs", "parse_duration",
+    "parse_feature_gates", "parse_key_values",
 ]  # fmt: skip
+T = TypeVar("T")
 
 MAX_LEASE_SECONDS = float(2**31 - 1)
 LEASE_SECONDS = Check(
@@ -66,24 +79,80 @@ LEASE_SECONDS = Check(
     ok=lambda v: 1.0 <= v <= MAX_LEASE_SECONDS,
     refuses=(0.5, MAX_LEASE_SECONDS + 1),
 )
-WATCH_GATE = "CloudControllerManagerWatchBasedRoutesReconciliation"
 FEATURE_GATE_DEFAULTS = {WATCH_GATE: True}
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(
     r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 )
 
-WATCH_MODE_GATE = Syntax(
-    metavar="GATE=BOOL,...",
-    parse=lambda text: feature_gates(text, known=FEATURE_GATE_DEFAULTS)[WATCH_GATE],
-    show=lambda on: f"{WATCH_GATE}={format_bool(on)}",
-    late=True,
+FEATURE_GATES: Syntax[Mapping[str, bool]] = Syntax(
+    metavar="GATE=BOOL,...", parse=parse_gates, show=format_gates, late=True
 )
-"""``--feature-gates``, of which routectl knows one gate: watch mode (on) or periodic."""
+"""``--feature-gates``: Kubernetes' known gates; routectl acts on the watch-mode gate only."""
+CONTROLLERS: Syntax[tuple[str, ...]] = Syntax(
+    metavar="NAME,...", parse=parse_controllers, show=format_controllers, late=True
+)
+"""``--controllers``, as the CCM reads it."""
+LEASES_ONLY = Check(
+    reason="must be leases: routectl elects on a coordination.k8s.io/v1 Lease only",
+    ok=lambda v: v == "leases",
+    refuses=("endpointsleases", "configmapsleases", "endpoints", ""),
+)
+TLS_VERSIONS = ("VersionTLS12", "VersionTLS13")
+PORT = within(0, 65535)
+_IP = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$")
+IP_ADDRESS = matches(_IP, reason="must be an IP address", refuses=("", "localhost", "1.2.3"))
+
+
+def _paths(text: str) -> tuple[str, ...]:
+    paths = tuple(filter(None, (p.strip() for p in text.split(","))))
+    if not all(p.startswith("/") for p in paths):
+        raise ValueError(f"expected absolute paths such as /healthz, got {text!r}")
+    return paths
+
+
+PATHS: Syntax[tuple[str, ...]] = Syntax(metavar="PATH,...", parse=_paths, show=",".join)
+MAYBE_BOOL: Syntax[bool | None] = Syntax(
+    metavar="BOOL", parse=parse_bool, show=lambda v: "" if v is None else format_bool(v), bare=True
+)
+MAYBE_DURATION: Syntax[float | None] = Syntax(
+    metavar="DURATION", parse=parse_duration, show=lambda v: "" if v is None else format_duration(v)
+)
+MAYBE_INT: Syntax[int | None] = Syntax(
+    metavar="INT", parse=parse_int, show=lambda v: "" if v is None else str(v)
+)
 
 CLUSTER, CLOUD, SYNC = "cluster", "cloud", "synchronisation"
 ELECTION, SERVING = "leader election", "serving and logging"
+SECURE = "secure serving and delegated authentication (as the CCM's)"
+IGNORED = "cloud-controller-manager flags that do not concern routes (accepted, ignored)"
 BOTH = (RUN, PLAN)
+
+
+def host_port_or_off() -> Check[str]:
+    """``host:port``, or empty for "not served"."""
+    plain = host_port()
+    return Check(
+        reason="must be host:port, or empty to serve no plain HTTP",
+        ok=lambda v: v == "" or plain.ok(v),
+        refuses=plain.refuses,
+    )
+
+
+def _ignored(syntax: Syntax[T | None]) -> T | None:
+    """A CCM flag routectl accepts and ignores (said once at start-up when it is given).
+
+    Its help is the reason in :data:`routectl.ccm.IGNORED_FLAGS`, filled in by
+    :data:`OPTIONS` once the flag's name is known.
+    """
+    return option(default=None, syntax=syntax, group=IGNORED, help="ignored")
+
+
+_Bool: TypeAlias = bool | None
+_Duration: TypeAlias = float | None
+_Int: TypeAlias = int | None
+_Text: TypeAlias = str | None
+_B, _D, _I, _S = MAYBE_BOOL, MAYBE_DURATION, MAYBE_INT, OPTIONAL_STRING
 
 
 @settings_dataclass
@@ -105,9 +174,21 @@ class Settings:
         syntax=CLUSTER_CIDRS, flag="--cluster-cidr", group=CLUSTER, commands=BOTH,
         help="pod CIDRs of the cluster: one, or one IPv4 and one IPv6, comma-separated",
     )
+    kube_api_qps: float = option(
+        default=20.0, check=above(0.0), group=CLUSTER, commands=BOTH,
+        help="requests per second to the API server (Lease renewals have a bucket of their own)",
+    )
+    kube_api_burst: int = option(
+        default=30, check=at_least(1), group=CLUSTER, commands=BOTH,
+        help="requests to the API server allowed at once",
+    )
     provider: str = option(
-        syntax=STRING, metavar="NAME", group=CLOUD, commands=BOTH,
+        syntax=STRING, metavar="NAME", group=CLOUD, commands=BOTH, aliases=("--cloud-provider",),
         help="provider plugin name (see `routectl providers`)",
+    )
+    cloud_config: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="PATH", group=CLOUD, commands=BOTH,
+        help="a file of provider options, one key = value per line (with --provider-option)",
     )
     provider_options: Mapping[str, str] = option(
         factory=dict, syntax=KEY_VALUES, flag="--provider-option", group=CLOUD, commands=BOTH,
@@ -148,9 +229,14 @@ class Settings:
         help="longest wait between two attempts of a cloud call",
     )
     configure_cloud_routes: bool = option(default=True, group=SYNC, help="program routes at all")
-    watch_mode: bool = option(
-        default=True, syntax=WATCH_MODE_GATE, flag="--feature-gates", group=SYNC,
-        help="its one gate: true for watch mode (KEP-5237), false for periodic syncs",
+    controllers: tuple[str, ...] = option(
+        default=("*",), syntax=CONTROLLERS, group=SYNC,
+        help="the CCM's controller list; it must enable route (or *), the only one routectl is",
+    )
+    feature_gates: Mapping[str, bool] = option(
+        factory=dict, syntax=FEATURE_GATES, group=SYNC,
+        help=f"Kubernetes feature gates; {WATCH_GATE}=false selects periodic syncs, the others "
+        "are accepted and ignored",
     )
     route_reconciliation_period: float = option(
         default=10.0, syntax=DURATION, check=above(0.0), group=SYNC,
@@ -213,6 +299,10 @@ class Settings:
         default=2.0, syntax=DURATION, check=above(0.0), group=ELECTION,
         help="how often candidates try to take the Lease",
     )
+    leader_elect_resource_lock: str = option(
+        default="leases", check=LEASES_ONLY, metavar="KIND", group=ELECTION,
+        help="the kind of lock object: leases",
+    )
     leader_elect_resource_name: str = option(
         default="routectl", metavar="NAME", group=ELECTION, help="the Lease's name",
         check=matches(
@@ -232,21 +322,121 @@ class Settings:
         default="", internal=True, help="this candidate's name in the Lease"
     )
     metrics_bind_address: str = option(
-        default="0.0.0.0:8080", check=host_port(), metavar="HOST:PORT", group=SERVING,
-        help="/metrics, /healthz and /readyz",
+        default="0.0.0.0:10290", check=host_port_or_off(), metavar="HOST:PORT", group=SERVING,
+        help="/metrics, /healthz and /readyz over plain HTTP; empty: off (see --secure-port)",
     )
     log_format: str = option(
-        default="text", check=one_of("text", "json"), group=SERVING, help="log line format"
+        default="text", check=one_of("text", "json"), group=SERVING, aliases=("--logging-format",),
+        help="log line format: klog's text or JSON",
     )
     verbosity: int = option(
         default=0, flag="--v", aliases=("-v",), metavar="LEVEL", group=SERVING,
         help="log verbosity, as klog's: 4 and above log at debug level",
     )
+    bind_address: str = option(
+        default="0.0.0.0", check=IP_ADDRESS, metavar="IP", group=SECURE,  # noqa: S104
+        help="the address --secure-port listens on",
+    )
+    secure_port: int = option(
+        default=0, check=PORT, metavar="PORT", group=SECURE,
+        help="serve /metrics, /healthz, /readyz over HTTPS here, with delegated authn/z; 0: off",
+    )
+    tls_cert_file: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="PATH", group=SECURE,
+        help="the serving certificate (PEM); self-signed when absent",
+    )
+    tls_private_key_file: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="PATH", group=SECURE,
+        help="the serving certificate's key (PEM)",
+    )
+    cert_dir: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="DIR", group=SECURE,
+        help="where the self-signed certificate is written (default: a temporary directory)",
+    )
+    tls_min_version: str = option(
+        default="VersionTLS12", check=one_of(*TLS_VERSIONS), group=SECURE,
+        help="the lowest TLS version served",
+    )
+    authentication_kubeconfig: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="PATH", group=SECURE,
+        help="kubeconfig for TokenReviews (default: --kubeconfig, or in-cluster)",
+    )
+    authentication_token_webhook_cache_ttl: float = option(
+        default=10.0, syntax=DURATION, check=at_least(0.0), group=SECURE,
+        help="how long a TokenReview's answer is cached",
+    )
+    authorization_kubeconfig: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="PATH", group=SECURE,
+        help="kubeconfig for SubjectAccessReviews (default: --kubeconfig, or in-cluster)",
+    )
+    authorization_always_allow_paths: tuple[str, ...] = option(
+        default=("/healthz", "/readyz", "/livez"), syntax=PATHS, group=SECURE,
+        help="paths served without authentication or authorization",
+    )
+    authorization_webhook_cache_authorized_ttl: float = option(
+        default=10.0, syntax=DURATION, check=at_least(0.0), group=SECURE,
+        help="how long an allowing SubjectAccessReview is cached",
+    )
+    authorization_webhook_cache_unauthorized_ttl: float = option(
+        default=10.0, syntax=DURATION, check=at_least(0.0), group=SECURE,
+        help="how long a denying SubjectAccessReview is cached",
+    )
     graceful_shutdown_timeout: float = option(
         default=30.0, syntax=DURATION, check=at_least(0.0), group=SERVING,
         help="on SIGTERM, how long the sync in flight may take to finish",
     )
+    # The CCM's generic flags that do not concern routes: accepted, said once, ignored.
+    allocate_node_cidrs: _Bool = _ignored(_B)
+    cidr_allocator_type: _Text = _ignored(_S)
+    concurrent_node_syncs: _Int = _ignored(_I)
+    concurrent_service_syncs: _Int = _ignored(_I)
+    controller_start_interval: _Duration = _ignored(_D)
+    external_cloud_volume_plugin: _Text = _ignored(_S)
+    kube_api_content_type: _Text = _ignored(_S)
+    master: _Text = _ignored(_S)
+    min_resync_period: _Duration = _ignored(_D)
+    node_monitor_period: _Duration = _ignored(_D)
+    node_status_update_frequency: _Duration = _ignored(_D)
+    node_sync_period: _Duration = _ignored(_D)
+    use_service_account_credentials: _Bool = _ignored(_B)
+    enable_leader_migration: _Bool = _ignored(_B)
+    leader_migration_config: _Text = _ignored(_S)
+    profiling: _Bool = _ignored(_B)
+    contention_profiling: _Bool = _ignored(_B)
+    authentication_skip_lookup: _Bool = _ignored(_B)
+    authentication_tolerate_lookup_failure: _Bool = _ignored(_B)
+    client_ca_file: _Text = _ignored(_S)
+    requestheader_client_ca_file: _Text = _ignored(_S)
+    requestheader_allowed_names: _Text = _ignored(_S)
+    requestheader_extra_headers_prefix: _Text = _ignored(_S)
+    requestheader_group_headers: _Text = _ignored(_S)
+    requestheader_username_headers: _Text = _ignored(_S)
+    requestheader_uid_headers: _Text = _ignored(_S)
+    http2_max_streams_per_connection: _Int = _ignored(_I)
+    permit_address_sharing: _Bool = _ignored(_B)
+    permit_port_sharing: _Bool = _ignored(_B)
+    tls_cipher_suites: _Text = _ignored(_S)
+    tls_sni_cert_key: _Text = _ignored(_S)
+    vmodule: _Text = _ignored(_S)
+    log_flush_frequency: _Duration = _ignored(_D)
+    log_json_info_buffer_size: _Text = _ignored(_S)
+    log_json_split_stream: _Bool = _ignored(_B)
+    log_text_info_buffer_size: _Text = _ignored(_S)
+    log_text_split_stream: _Bool = _ignored(_B)
+    allow_metric_labels: _Text = _ignored(_S)
+    allow_metric_labels_manifest: _Text = _ignored(_S)
+    disabled_metrics: _Text = _ignored(_S)
+    show_hidden_metrics_for_version: _Text = _ignored(_S)
+    webhook_bind_address: _Text = _ignored(_S)
+    webhook_cert_dir: _Text = _ignored(_S)
+    webhook_secure_port: _Int = _ignored(_I)
+    webhooks: _Text = _ignored(_S)
     # fmt: on
+
+    @property
+    def watch_mode(self) -> bool:
+        """Watch mode (the default) unless ``--feature-gates`` turns its gate off."""
+        return self.feature_gates.get(WATCH_GATE, True)
 
     def __post_init__(self) -> None:
         for each in OPTIONS:
@@ -271,9 +461,37 @@ def leader_election_timings(s: Settings) -> str | None:
     )
 
 
-OPTIONS: tuple[Option[Any], ...] = options_of(Settings)
+def _with_reasons(options: tuple[Option[Any], ...]) -> tuple[Option[Any], ...]:
+    """The ignored CCM flags' help: why each is ignored."""
+    return tuple(
+        dataclasses.replace(o, help=f"ignored: {IGNORED_FLAGS[o.flag]}")
+        if o.group == IGNORED and o.flag
+        else o
+        for o in options
+    )
+
+
+OPTIONS: tuple[Option[Any], ...] = _with_reasons(options_of(Settings))
 """Every setting, in field order: the table the command line and the call policy come from."""
-RULES: tuple[Callable[[Settings], str | None], ...] = (leader_election_timings,)
+
+
+def tls_pair(s: Settings) -> str | None:
+    """A serving certificate comes with its key."""
+    if (s.tls_cert_file is None) == (s.tls_private_key_file is None):
+        return None
+    return "--tls-cert-file and --tls-private-key-file must be given together"
+
+
+def route_controller_enabled(s: Settings) -> str | None:
+    """``--controllers`` must leave routectl's one controller on."""
+    return controllers_problem(s.controllers)
+
+
+RULES: tuple[Callable[[Settings], str | None], ...] = (
+    leader_election_timings,
+    tls_pair,
+    route_controller_enabled,
+)
 """Rules across options, checked after each option's own; each returns the problem or None."""
 _DEFAULTS = {each.name: each.default for each in OPTIONS if not each.required}
 

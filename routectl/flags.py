@@ -79,7 +79,9 @@ def _add_options(parser: argparse.ArgumentParser, command: str, environ: Mapping
             continue
         if option.group not in groups:
             groups[option.group] = parser.add_argument_group(option.group)
-        names = (*option.aliases, option.flag)
+        short = tuple(a for a in option.aliases if not a.startswith("--"))
+        long = tuple(a for a in option.aliases if a.startswith("--"))
+        names = (*short, option.flag, *long)  # usage shows routectl's spelling
         groups[option.group].add_argument(*names, dest=option.name, **_argument(option, environ))
 
 

@@ -39,6 +39,8 @@ class NodeSource(Protocol):
     def watch_nodes(
         self, *, resource_version: str, timeout_seconds: int
     ) -> AsyncIterator[dict[str, Any]]: ...
+
+
 WATCH_TIMEOUT_RANGE = (300, 600)
 
 

@@ -71,6 +71,11 @@ class LeaderElector:
         self._lease: dict[str, Any] | None = None
         self._last_complaint = ""
 
+    @property
+    def _lease_name(self) -> str:
+        """``namespace/name``: the ``lease`` field of its log lines."""
+        return f"{self.settings.namespace}/{self.settings.name}"
+
     def _loop_time(self) -> float:
         return asyncio.get_running_loop().time()
 
@@ -84,6 +89,7 @@ class LeaderElector:
             self.settings.namespace,
             self.settings.name,
             self.settings.identity,
+            extra={"lease": self._lease_name},
         )
 
     async def hold(self) -> None:
@@ -121,9 +127,18 @@ class LeaderElector:
                     "renewTime": now,
                 }
                 await self.kube.replace_lease(self.settings.namespace, lease | {"spec": spec})
-                logger.info("Released lease %s/%s", self.settings.namespace, self.settings.name)
+                logger.info(
+                    "Released lease %s/%s",
+                    self.settings.namespace,
+                    self.settings.name,
+                    extra={"lease": self._lease_name},
+                )
         except (KubeError, TimeoutError) as exc:
-            logger.warning("Could not release the lease (it will expire): %s", exc)
+            logger.warning(
+                "Could not release the lease (it will expire): %s",
+                exc,
+                extra={"lease": self._lease_name},
+            )
 
     async def _attempt(self, *, deadline: float | None = None) -> bool:
         """One bounded tryAcquireOrRenew; any failure is a False."""
@@ -148,11 +163,15 @@ class LeaderElector:
         text = str(exc) or type(exc).__name__
         if text != self._last_complaint:
             logger.warning(
-                "Lease %s/%s: attempt failed: %s", self.settings.namespace, self.settings.name, text
+                "Lease %s/%s: attempt failed: %s",
+                self.settings.namespace,
+                self.settings.name,
+                text,
+                extra={"lease": self._lease_name},
             )
             self._last_complaint = text
         else:
-            logger.debug("Lease attempt failed again: %s", text)
+            logger.debug("Lease attempt failed again: %s", text, extra={"lease": self._lease_name})
 
     async def _try_acquire_or_renew(self) -> bool:
         s = self.settings

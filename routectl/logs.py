@@ -1,86 +1,157 @@
-"""Logging set-up: text for people, JSON lines for log pipelines; ``-v`` raises detail.
+"""Logging set-up: klog's structured text or JSON; ``-v`` with klog's meaning; no secret out.
 
-Verbosity follows klog: 0-3 log at INFO, 4 and above at DEBUG. Library loggers (aiohttp,
-kubernetes-asyncio) stay at WARNING unless verbosity is 6 or more.
+Lines read as Kubernetes components' lines do, so the tools operators use for the CCM read
+routectl's too:
 
-Every record passes :class:`RedactingFilter` on its way out: bearer tokens and the values
-of ``Authorization`` (and similar credential) headers are replaced by ``<redacted>``, in
-the message and in a traceback alike. routectl never puts credentials into messages; this
-is the second line of defence, for libraries that log requests at high verbosity.
+* text (``--logging-format=text``, the default) is klog's header and structured form:
+  ``I1201 12:07:44.123456   12345 apply.py:63] "Creating route ..." node="n1" cidr="..."``;
+* JSON (``--logging-format=json``) is klog's JSON form, one object per line:
+  ``{"ts":1764590864.123,"caller":"apply.py:63","msg":"...","v":0,"node":"n1"}``, with
+  ``"err"`` for a line that carries an exception (and ``"level"`` for WARNING and above);
+* the Node, CIDR, route, Lease and sync a line is about are fields (``extra={"node": ...}``
+  at the call; ``sync`` comes from :data:`routectl.logctx.SYNC`);
+* ``-v N`` shows lines of ``V(N)`` and below (:func:`routectl.logctx.v`): 0 upstream's
+  Info lines, 2 the status patches and no-op decisions, 4 every cloud call and retry
+  (DEBUG), 6 the libraries' debug output (aiohttp, kubernetes-asyncio, botocore).
+
+Every line passes :data:`routectl.redact.DEFAULT` as it is written, message, fields and
+traceback alike: bearer tokens, credential headers and fields (bytes reprs included), AWS
+key ids and signatures, and the values of the process's credential variables never reach
+the output, at any verbosity.
 """
 
 from __future__ import annotations
 
 import datetime
 import logging
-import re
+import os
 import sys
+import traceback
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 import orjson
 
-DEBUG_VERBOSITY = 4
+from routectl.logctx import DEBUG_VERBOSITY, SYNC, level_for, verbosity_of
+from routectl.redact import DEFAULT, REDACTED, Redactor, redact
+
+__all__ = [
+    "DEBUG_VERBOSITY", "LIBRARY_VERBOSITY", "REDACTED", "JsonFormatter", "KlogFormatter",
+    "RedactingFilter", "configure_logging", "redact",
+]  # fmt: skip
+
 LIBRARY_VERBOSITY = 6
-REDACTED = "<redacted>"
-
-_TOKEN = r"[A-Za-z0-9._~+/=:-]+"  # noqa: S105 -- a pattern, not a password
-_BEARER = re.compile(rf"\b(Bearer\s+){_TOKEN}")
-_HEADER = re.compile(
-    r"(?i)\b([a-z0-9_-]*(?:authorization|token|secret|password)[a-z0-9_-]*|x-api-key)"
-    rf"(['\"]?\s*[:=]\s*['\"]?(?:bearer\s+|basic\s+)?){_TOKEN}"
-)
+LIBRARIES = ("aiohttp", "kubernetes_asyncio", "asyncio", "botocore", "aiobotocore", "urllib3")
+_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
+_LETTER = {"CRITICAL": "F", "ERROR": "E", "WARNING": "W"}
 
 
-def redact(text: str) -> str:
-    """``text`` with bearer tokens and credential header values replaced by ``<redacted>``."""
-    text = _HEADER.sub(rf"\1\2{REDACTED}", text)
-    return _BEARER.sub(rf"\1{REDACTED}", text)
+def fields_of(record: logging.LogRecord) -> dict[str, Any]:
+    """The structured fields of ``record``: its ``extra`` keys, and the sync it belongs to."""
+    found = {k: v for k, v in record.__dict__.items() if k not in _STANDARD and k[0] != "_"}
+    sync = getattr(record, "sync", None)
+    found["sync"] = sync if sync is not None else SYNC.get()
+    return {k: v for k, v in found.items() if v is not None}
 
 
 class RedactingFilter(logging.Filter):
-    """Rewrites each record so no credential reaches a handler (never drops a record)."""
+    """Sets each record's ``sync`` field; formatters redact (never drops a record)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Render the message (and traceback) now, redacted; always keep the record."""
-        message = record.getMessage()
-        clean = redact(message)
-        if clean != message:
-            record.msg, record.args = clean, None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = redact(record.exc_text)
+        """Stamp the sync now (the formatter may run elsewhere); keep the record."""
+        if getattr(record, "sync", None) is None:
+            record.sync = SYNC.get()
         return True
 
 
+def _exception(record: logging.LogRecord) -> str:
+    if record.exc_info:
+        return "".join(traceback.format_exception(*record.exc_info)).rstrip()
+    return record.exc_text or ""
+
+
+def _quote(value: object) -> str:
+    """A value as klog prints it: numbers and booleans bare, everything else quoted."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    return orjson.dumps(str(value)).decode()
+
+
+class KlogFormatter(logging.Formatter):
+    """klog's text form: header, quoted message, ``key="value"`` fields."""
+
+    def __init__(self, redactor: Redactor = DEFAULT) -> None:
+        super().__init__()
+        self._redact = redactor
+
+    def format(self, record: logging.LogRecord) -> str:
+        """Render ``record`` as one klog line (a traceback follows on its own lines)."""
+        moment = datetime.datetime.fromtimestamp(record.created, datetime.UTC)
+        header = (
+            f"{_LETTER.get(record.levelname, 'I')}{moment:%m%d %H:%M:%S.%f} "
+            f"{record.process or os.getpid():>7} {record.filename}:{record.lineno}]"
+        )
+        clean = self._redact
+        parts = [header, _quote(clean(record.getMessage()))]
+        parts += [f"{key}={_quote(_jsonable(v, clean))}" for key, v in fields_of(record).items()]
+        line = " ".join(parts)
+        if text := _exception(record):
+            line += "\n" + clean(text)
+        return line
+
+
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: ts, level, logger, msg (and exc when there is one)."""
+    """klog's JSON form: ts, caller, msg, v (or err), then the fields."""
+
+    def __init__(self, redactor: Redactor = DEFAULT) -> None:
+        super().__init__()
+        self._redact = redactor
 
     def format(self, record: logging.LogRecord) -> str:
         """Render ``record`` as a JSON line."""
-        entry = {
-            "ts": datetime.datetime.fromtimestamp(record.created, datetime.UTC).isoformat(),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
+        entry: dict[str, Any] = {
+            "ts": round(record.created, 6),
+            "caller": f"{record.filename}:{record.lineno}",
+            "msg": self._redact(record.getMessage()),
         }
-        if record.exc_text:
-            entry["exc"] = record.exc_text
-        elif record.exc_info:
-            entry["exc"] = self.formatException(record.exc_info)
+        if record.levelno < logging.WARNING:
+            entry["v"] = verbosity_of(record.levelno)
+        else:
+            entry["level"] = record.levelname.lower()
+        if text := _exception(record):
+            entry["err"] = self._redact(text)
+        for key, value in fields_of(record).items():
+            entry.setdefault(key, _jsonable(value, self._redact))
         return orjson.dumps(entry).decode()
 
 
-def configure_logging(*, fmt: str, verbosity: int) -> None:
-    """Install one stderr handler, with the redacting filter, on the root logger."""
-    handler = logging.StreamHandler(sys.stderr)
-    if fmt == "json":
-        handler.setFormatter(JsonFormatter())
-    else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+def _jsonable(value: object, clean: Redactor) -> object:
+    if isinstance(value, bool | int | float):
+        return value
+    return clean(str(value))
+
+
+def configure_logging(
+    *,
+    fmt: str,
+    verbosity: int,
+    stream: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """Install one handler (stderr by default) on the root logger, klog-style.
+
+    The values of credential variables in ``environ`` (default: the process's) are
+    registered for redaction first.
+    """
+    DEFAULT.add_environment(os.environ if environ is None else environ)
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else KlogFormatter())
     handler.addFilter(RedactingFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(logging.DEBUG if verbosity >= DEBUG_VERBOSITY else logging.INFO)
-    quiet = logging.DEBUG if verbosity >= LIBRARY_VERBOSITY else logging.WARNING
-    for name in ("aiohttp", "kubernetes_asyncio", "asyncio"):
-        logging.getLogger(name).setLevel(quiet)
+    root.setLevel(level_for(verbosity))
+    libraries = logging.DEBUG if verbosity >= LIBRARY_VERBOSITY else logging.WARNING
+    for name in LIBRARIES:
+        logging.getLogger(name).setLevel(libraries)

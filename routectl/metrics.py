@@ -2,18 +2,165 @@
 
 ``route_controller_route_sync_total{trigger,outcome}`` is upstream's (Kubernetes 1.37):
 ``trigger`` is ``node_change`` or ``periodic``, ``outcome`` is ``changed`` (a route was
-created or deleted), ``noop`` or ``error``. Everything else is routectl's own, prefixed
-``routectl_``. :class:`Metrics` also receives the cloud-call records of
-:class:`~routectl.provider.RateLimitedProvider` (it is a ``CallObserver``).
+created or deleted), ``noop`` or ``error``. What an SRE expects of a Kubernetes component is
+there too, under client-go's and Prometheus' names:
+
+* ``process_*`` and ``python_info``/``python_gc_*`` (the process and platform collectors),
+  ``routectl_build_info{version,python_version}``;
+* client-go's workqueue metrics for the single-key queue, ``name="routes"``:
+  ``workqueue_depth``, ``_adds_total``, ``_queue_duration_seconds``,
+  ``_work_duration_seconds``, ``_unfinished_work_seconds``,
+  ``_longest_running_processor_seconds``, ``_retries_total`` (:class:`WorkqueueMetrics`,
+  a :class:`~routectl.queue.QueueObserver`);
+* client-go's API-client metrics: ``rest_client_requests_total{code,host,method}``,
+  ``rest_client_request_duration_seconds{host,verb}`` and
+  ``rest_client_rate_limiter_duration_seconds{host,verb}`` (a
+  :class:`~routectl.kube.RequestObserver`).
+
+Everything else is routectl's own, prefixed ``routectl_``. No ``_created`` series are
+exported; every duration histogram's buckets reach past the cloud call timeout. The
+budget's hold is measured truthfully: ``routectl_cloud_token_waiters`` (requests waiting for
+a token now) and ``routectl_cloud_budget_held_seconds_total`` (time during which at least
+one request waited: its rate is the share of time the budget held calls back, never above
+1). :class:`Metrics` also receives the cloud-call records of the gate (``CallObserver``) and
+the budget's (``BudgetObserver``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import platform
+from collections.abc import Callable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+import prometheus_client
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
+
+from routectl import __version__
 
 LATENCY_BUCKETS = (0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800)
+CALL_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 120)
+"""Cloud calls: up to the default 30 s timeout and beyond (the timeout is added too)."""
+REQUEST_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
+"""client-go's request latency buckets, up to the API client's 30 s timeout and past it."""
+WAIT_BUCKETS = (0.001, 0.01, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+QUEUE = "routes"
+
+
+def _histogram(
+    name: str, doc: str, labels: list[str], buckets: tuple[float, ...], r: CollectorRegistry
+) -> Histogram:
+    return Histogram(name, doc, labels, buckets=buckets, registry=r)
+
+
+class WorkqueueMetrics:
+    """client-go's workqueue metrics for one queue (a QueueObserver)."""
+
+    def __init__(self, registry: CollectorRegistry, *, name: str = QUEUE) -> None:
+        label = {"name": name}
+        self.depth = Gauge(
+            "workqueue_depth", "Current depth of workqueue", ["name"], registry=registry
+        ).labels(**label)
+        self.adds = Counter(
+            "workqueue_adds",
+            "Total number of adds handled by workqueue",
+            ["name"],
+            registry=registry,
+        ).labels(**label)
+        self.retries = Counter(
+            "workqueue_retries",
+            "Total number of retries handled by workqueue",
+            ["name"],
+            registry=registry,
+        ).labels(**label)
+        self.queue_duration = _histogram(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested.",
+            ["name"],
+            LATENCY_BUCKETS,
+            registry,
+        ).labels(**label)
+        self.work_duration = _histogram(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes.",
+            ["name"],
+            LATENCY_BUCKETS,
+            registry,
+        ).labels(**label)
+        unfinished = Gauge(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been "
+            "observed by work_duration.",
+            ["name"],
+            registry=registry,
+        )
+        longest = Gauge(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running.",
+            ["name"],
+            registry=registry,
+        )
+        unfinished.labels(**label).set_function(self._running_for)
+        longest.labels(**label).set_function(self._running_for)
+        self._clock: Callable[[], float] | None = None
+        self._started: float | None = None
+
+    def _now(self) -> float:
+        if self._clock is None:
+            self._clock = asyncio.get_running_loop().time
+        return self._clock()
+
+    def _running_for(self) -> float:
+        if self._started is None or self._clock is None:
+            return 0.0
+        return max(0.0, self._clock() - self._started)
+
+    def added(self) -> None:
+        """A request made the key dirty (requests coalesced into it are not adds)."""
+        self.adds.inc()
+        self.depth.set(1)
+
+    def claimed(self, *, waited: float) -> None:
+        """The key was handed to the worker after ``waited`` seconds in the queue."""
+        self.depth.set(0)
+        self.queue_duration.observe(max(0.0, waited))
+        self._started = self._now()
+
+    def finished(self) -> None:
+        """The worker is done with the key."""
+        if self._started is not None:
+            self.work_duration.observe(max(0.0, self._now() - self._started))
+        self._started = None
+
+    def retried(self) -> None:
+        """The key was requeued after a failure."""
+        self.retries.inc()
+
+
+class _Held:
+    """The union of the times during which at least one request waited for a token."""
+
+    def __init__(self, total: Counter, waiters: Gauge) -> None:
+        self._total, self._waiters = total, waiters
+        self._count = 0
+        self._since = 0.0
+
+    def change(self, delta: int) -> None:
+        now = asyncio.get_running_loop().time()
+        if self._count == 0 and delta > 0:
+            self._since = now
+        self._count += delta
+        self._waiters.set(self._count)
+        if self._count == 0 and delta < 0:
+            self._total.inc(max(0.0, now - self._since))
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,6 +172,8 @@ class Metrics:
     cloud_calls: Counter
     cloud_call_seconds: Histogram
     token_waits: Histogram
+    token_waiters: Gauge
+    budget_held: Counter
     sync_duration: Histogram
     plan_duration: Histogram
     events_per_batch: Histogram
@@ -35,11 +184,44 @@ class Metrics:
     problems: Counter
     cloud_requests: Counter
     cloud_paused_until: Gauge
+    api_requests: Counter
+    api_request_seconds: Histogram
+    api_rate_limited_seconds: Histogram
+    workqueue: WorkqueueMetrics
+    _held: _Held
 
     @classmethod
-    def create(cls, registry: CollectorRegistry | None = None) -> Metrics:
-        """Create the metrics in ``registry`` (a fresh one by default)."""
+    def create(
+        cls, registry: CollectorRegistry | None = None, *, call_timeout: float = 30.0
+    ) -> Metrics:
+        """Create the metrics in ``registry`` (a fresh one by default).
+
+        ``call_timeout`` is the cloud call timeout: the call histogram has a bucket there.
+        """
+        prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
         r = registry if registry is not None else CollectorRegistry()
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        GCCollector(registry=r)
+        build = Gauge(
+            "routectl_build_info",
+            "routectl's version and the Python it runs on; always 1.",
+            ["version", "python_version"],
+            registry=r,
+        )
+        build.labels(version=__version__, python_version=platform.python_version()).set(1)
+        call_buckets = tuple(sorted({*CALL_BUCKETS, call_timeout}))
+        token_waiters = Gauge(
+            "routectl_cloud_token_waiters",
+            "Cloud requests waiting for a token of the client-side bucket now.",
+            registry=r,
+        )
+        budget_held = Counter(
+            "routectl_cloud_budget_held_seconds",
+            "Seconds during which at least one cloud request waited for a token; its rate is "
+            "the share of time the budget held calls back (at most 1).",
+            registry=r,
+        )
         return cls(
             registry=r,
             syncs=Counter(
@@ -54,41 +236,50 @@ class Metrics:
                 ["operation", "result"],
                 registry=r,
             ),
-            cloud_call_seconds=Histogram(
+            cloud_call_seconds=_histogram(
                 "routectl_cloud_call_duration_seconds",
                 "Duration of cloud call attempts.",
                 ["operation"],
-                registry=r,
+                call_buckets,
+                r,
             ),
-            token_waits=Histogram(
+            token_waits=_histogram(
                 "routectl_cloud_token_wait_seconds",
-                "Time cloud calls waited for a token of the client-side bucket (_sum: total).",
-                registry=r,
+                "How long each cloud request waited for a token (per request; concurrent waits "
+                "overlap: see routectl_cloud_budget_held_seconds_total).",
+                [],
+                WAIT_BUCKETS,
+                r,
             ),
-            sync_duration=Histogram(
+            token_waiters=token_waiters,
+            budget_held=budget_held,
+            sync_duration=_histogram(
                 "routectl_sync_duration_seconds",
                 "Duration of one route sync.",
-                buckets=LATENCY_BUCKETS,
-                registry=r,
+                [],
+                LATENCY_BUCKETS,
+                r,
             ),
-            plan_duration=Histogram(
+            plan_duration=_histogram(
                 "routectl_plan_duration_seconds",
                 "Time to plan one sync, over the whole cluster (full) or the changed Nodes.",
                 ["scope"],
-                buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15),
-                registry=r,
+                (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15),
+                r,
             ),
-            events_per_batch=Histogram(
+            events_per_batch=_histogram(
                 "routectl_sync_requests_per_batch",
                 "Sync requests (Node events, timers, retries) coalesced into one sync.",
-                buckets=(1, 2, 5, 10, 50, 100, 500, 1000, 5000),
-                registry=r,
+                [],
+                (1, 2, 5, 10, 50, 100, 500, 1000, 5000),
+                r,
             ),
-            route_latency=Histogram(
+            route_latency=_histogram(
                 "routectl_route_programming_latency_seconds",
                 "From the Node event that needed a route to the route existing in the cloud.",
-                buckets=LATENCY_BUCKETS,
-                registry=r,
+                [],
+                LATENCY_BUCKETS,
+                r,
             ),
             leader=Gauge("routectl_leader", "1 while this replica holds the lease.", registry=r),
             relists=Counter(
@@ -119,6 +310,28 @@ class Metrics:
                 "Unix time until which a cloud's retry-after holds every call back (0: never).",
                 registry=r,
             ),
+            api_requests=Counter(
+                "rest_client_requests_total",
+                "Number of HTTP requests, partitioned by status code, method, and host.",
+                ["code", "host", "method"],
+                registry=r,
+            ),
+            api_request_seconds=_histogram(
+                "rest_client_request_duration_seconds",
+                "Request latency in seconds. Broken down by verb, and host.",
+                ["host", "verb"],
+                REQUEST_BUCKETS,
+                r,
+            ),
+            api_rate_limited_seconds=_histogram(
+                "rest_client_rate_limiter_duration_seconds",
+                "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+                ["host", "verb"],
+                REQUEST_BUCKETS,
+                r,
+            ),
+            workqueue=WorkqueueMetrics(r),
+            _held=_Held(budget_held, token_waiters),
         )
 
     def attempt(self, *, operation: str, result: str, seconds: float) -> None:
@@ -127,8 +340,12 @@ class Metrics:
         self.cloud_call_seconds.labels(operation=operation).observe(seconds)
 
     def token_wait(self, *, seconds: float) -> None:
-        """Record time spent waiting for a token (BudgetObserver)."""
+        """Record how long one request waited for a token (BudgetObserver)."""
         self.token_waits.observe(seconds)
+
+    def waiting(self, *, delta: int) -> None:
+        """A request started (+1) or stopped (-1) waiting for a token (BudgetObserver)."""
+        self._held.change(delta)
 
     def request(self, *, operation: str) -> None:
         """Record a request let through the budget (BudgetObserver)."""
@@ -137,3 +354,12 @@ class Metrics:
     def paused_until(self, *, unix_time: float) -> None:
         """Record until when calls are paused (BudgetObserver)."""
         self.cloud_paused_until.set(unix_time)
+
+    def api_request(self, *, method: str, host: str, code: str, seconds: float) -> None:
+        """Record one API server request (RequestObserver)."""
+        self.api_requests.labels(code=code, host=host, method=method).inc()
+        self.api_request_seconds.labels(host=host, verb=method).observe(seconds)
+
+    def api_rate_limited(self, *, method: str, host: str, seconds: float) -> None:
+        """Record the time one API request waited for the client-side limit."""
+        self.api_rate_limited_seconds.labels(host=host, verb=method).observe(seconds)

@@ -13,13 +13,15 @@
   cloud's retry-after); later requests never cut that wait short.
 
 The decisions live in the pure :class:`QueueState`, driven by explicit times; the async
-:class:`CoalescingQueue` only waits, on the running loop's clock, so tests fast-forward it.
+:class:`CoalescingQueue` only waits, on the running loop's clock, so tests fast-forward it,
+and tells a :class:`QueueObserver` what happens (client-go's workqueue metrics).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import Protocol
 
 # Times computed as ``now + due_in(now)`` may land a rounding error short of ``due``, and a
 # wait shorter than a clock tick may end without a virtual (or coarse) clock moving.
@@ -108,30 +110,71 @@ class QueueState:
         return -1.0 if self.last_start is None else self.last_start + self.min_interval
 
 
+class QueueObserver(Protocol):
+    """Hears what the queue does (client-go's workqueue metrics); must not block."""
+
+    def added(self) -> None: ...
+
+    def claimed(self, *, waited: float) -> None: ...
+
+    def finished(self) -> None: ...
+
+    def retried(self) -> None: ...
+
+
+class _Unobserved:
+    def added(self) -> None:
+        """Ignore it."""
+
+    def claimed(self, *, waited: float) -> None:
+        """Ignore it."""
+
+    def finished(self) -> None:
+        """Ignore it."""
+
+    def retried(self) -> None:
+        """Ignore it."""
+
+
 class CoalescingQueue:
     """The async face of :class:`QueueState`: request/claim/done/retry_after/close."""
 
-    def __init__(self, *, batch_window: float, min_interval: float = 0.0) -> None:
+    def __init__(
+        self,
+        *,
+        batch_window: float,
+        min_interval: float = 0.0,
+        observer: QueueObserver | None = None,
+    ) -> None:
         self.state = QueueState(batch_window=batch_window, min_interval=min_interval)
         self._changed = asyncio.Event()
         self._closed = False
+        self._observer: QueueObserver = observer or _Unobserved()
 
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
 
     def request(self, *, trigger: str = "node_change", fresh_listing: bool = False) -> None:
         """Ask for a sync (cheap, synchronous: called from informer callbacks)."""
+        was_dirty = self.state.dirty
         self.state.request(now=self._now(), trigger=trigger, fresh_listing=fresh_listing)
+        if not was_dirty:
+            self._observer.added()
         self._changed.set()
 
     def retry_after(self, delay: float, *, trigger: str = "retry") -> None:
         """Ask for a sync no sooner than ``delay`` seconds from now."""
+        was_dirty = self.state.dirty
         self.state.retry_after(now=self._now(), delay=delay, trigger=trigger)
+        if not was_dirty:
+            self._observer.added()
+        self._observer.retried()
         self._changed.set()
 
     def done(self) -> None:
         """Mark the claimed sync finished."""
         self.state.done(now=self._now())
+        self._observer.finished()
         self._changed.set()
 
     def close(self) -> None:
@@ -150,6 +193,7 @@ class CoalescingQueue:
             self._changed.clear()
             batch = self.state.claim(now=self._now())
             if batch is not None:
+                self._observer.claimed(waited=self._now() - batch.requested_at)
                 return batch
             wait = self.state.due_in(now=self._now())
             try:

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from routectl.errors import KubeError, KubeWriteFencedError, ProviderError
 from routectl.fence import Fence
 from routectl.kube import condition_patch, go_duration, lease_event, node_event
+from routectl.logctx import v
 from routectl.model import NodeView
 from routectl.reconcile import Plan, RouteCreate, desired_condition
 
@@ -98,13 +99,21 @@ class NodeStatus:
     async def write_condition(self, name: str, *, created: bool) -> KubeError | None:
         """Write NetworkUnavailable for ``name`` if status or reason must change.
 
-        Returns the write's error (None when it succeeded or was not needed).
+        Returns the write's error (None when it succeeded or was not needed). The lines
+        are upstream's: the patch at Info, "already set" at V(2).
         """
         current = self._nodes.get(name)
         if current is None:
             return None
         condition = desired_condition(current.network_unavailable, routes_created=created)
         if condition is None:
+            logger.log(
+                v(2),
+                "set node %s with NodeNetworkUnavailable=%s was canceled because it is already set",
+                name,
+                str(not created).lower(),
+                extra={"node": name},
+            )
             return None
         logger.info(
             "Patching node status %s with %s previous condition was:%s",
@@ -121,7 +130,7 @@ class NodeStatus:
         except KubeError as exc:
             if exc.status == HTTP_NOT_FOUND:  # the Node is gone; nothing to mark
                 return None
-            logger.error("Error updating node %s: %s", name, exc)  # noqa: TRY400
+            logger.error("Error updating node %s: %s", name, exc, extra={"node": name})  # noqa: TRY400
             return exc
         return None
 
@@ -131,7 +140,8 @@ class NodeStatus:
             f"Could not create route {c.name_hint} {c.route.destination_cidr} for node "
             f"{c.route.target_node} after {go_duration(elapsed)}: {exc}"
         )
-        logger.error(message)
+        cidr = str(c.route.destination_cidr)
+        logger.error(message, extra={"node": c.route.target_node, "cidr": cidr})
         node = self._nodes.get(c.route.target_node)
         if node is not None:
             await self.node_event(node, reason="FailedToCreateRoute", message=message)
@@ -155,7 +165,7 @@ class NodeStatus:
         by_name = {node.name: node for node in nodes}
         for node_name, reason, message in sorted(current - self._problems):
             self._count_problem(reason)
-            logger.warning("%s: %s", reason, message)
+            logger.warning("%s: %s", reason, message, extra={"node": node_name or None})
             if node_name in by_name:
                 await self.node_event(by_name[node_name], reason=reason, message=message)
         self._problems = current

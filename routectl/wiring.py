@@ -21,6 +21,7 @@ from routectl.budget import Budget
 from routectl.changes import Changes
 from routectl.config import Settings
 from routectl.controller import Controller
+from routectl.events import EventRecorder
 from routectl.fence import Fence
 from routectl.gate import RateLimitedProvider, call_policy
 from routectl.informer import Informer, NodeHandler, NodeStore
@@ -134,7 +135,9 @@ def build_service(
     min_interval = settings.min_sync_interval
     if settings.batch_writes and batch_capable(gated):
         min_interval = max(min_interval, settings.batch_write_interval)
-    queue = CoalescingQueue(batch_window=settings.batch_window, min_interval=min_interval)
+    queue = CoalescingQueue(
+        batch_window=settings.batch_window, min_interval=min_interval, observer=metrics.workqueue
+    )
     lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
     controller = Controller(
         settings=settings,
@@ -148,7 +151,7 @@ def build_service(
         ),
         provider=gated,
         status=NodeStatus(
-            kube=FencedWriter(kube, fence=fence, timeout=kube.request_timeout),
+            kube=FencedWriter(EventRecorder(kube), fence=fence, timeout=kube.request_timeout),
             nodes=store,
             lease=lease,
             wall_clock=sources.wall_clock,

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 
 from routectl.config import Settings
 from routectl.errors import KubeError, ProviderError, ProviderTerminalError, RoutectlError
+from routectl.logctx import SYNC
 from routectl.metrics import Metrics
 from routectl.queue import Batch, CoalescingQueue
 from routectl.ratelimit import retry_delay
@@ -55,8 +56,11 @@ async def run_worker(
 ) -> None:
     """Claim syncs one at a time until the queue closes; requeue failures with backoff."""
     failures = 0
+    number = 0
     while (batch := await queue.claim()) is not None:
         metrics.events_per_batch.observe(batch.requests)
+        number += 1
+        SYNC.set(number)  # every line the sync logs carries sync=<number>
         try:
             await sync(batch)
         except* (ProviderError, KubeError) as group:

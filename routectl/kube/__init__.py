@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from routectl.kube.client import KubeClient, NodeListing
+from routectl.kube.client import KubeClient, NodeListing, Pacing, RequestObserver
 from routectl.kube.objects import (
     NETWORK_UNAVAILABLE,
     condition_patch,
@@ -25,6 +25,8 @@ __all__ = [
     "NETWORK_UNAVAILABLE",
     "KubeClient",
     "NodeListing",
+    "Pacing",
+    "RequestObserver",
     "condition_patch",
     "event",
     "format_micro_time",

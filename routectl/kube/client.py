@@ -11,21 +11,31 @@ Watch events are split into lines here, not by aiohttp's line reader, whose limi
 the read buffer: 4 MiB with kubernetes-asyncio's) is smaller than a Node can get with many
 images and annotations; an event larger than ``max_event_bytes`` (64 MiB) is a KubeError.
 Messages never carry the request's headers, so the bearer token cannot leak through them.
+
+Requests are paced as client-go paces them (``--kube-api-qps``/``--kube-api-burst``): a
+token bucket that starts full; Lease requests have a bucket of their own, as the CCM's
+leader-election client does, so a burst of status patches never delays a renewal. Each
+request is reported to a :class:`RequestObserver` (method, code, seconds; and the time it
+waited for a token), for client-go's ``rest_client_*`` metrics.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
+import urllib.parse
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
+import aiolimiter
 import orjson
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from routectl.errors import ConfigError, KubeError, ResourceVersionGoneError
+from routectl.redact import DEFAULT
 
 HTTP_GONE = 410
 MAX_EVENT_BYTES = 64 * 1024 * 1024
@@ -39,6 +49,81 @@ class NodeListing:
 
     items: list[JsonObj]
     resource_version: str
+
+
+class RequestObserver(Protocol):
+    """Receives a record of each API request (for metrics); must not block."""
+
+    def api_request(self, *, method: str, host: str, code: str, seconds: float) -> None: ...
+
+    def api_rate_limited(self, *, method: str, host: str, seconds: float) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Pacing:
+    """client-go's client-side limit: ``qps`` sustained, ``burst`` at once."""
+
+    qps: float
+    burst: int
+
+
+class _Bucket(aiolimiter.AsyncLimiter):
+    """aiolimiter's bucket with its level rounded (see :mod:`routectl.budget`)."""
+
+    def _leak(self) -> None:
+        super()._leak()
+        self._level = round(self._level, 9)
+
+
+class PacedApiClient(client.ApiClient):
+    """kubernetes-asyncio's ApiClient, each request paced and observed."""
+
+    def __init__(
+        self,
+        configuration: client.Configuration,
+        *,
+        pacing: Pacing | None = None,
+        observer: RequestObserver | None = None,
+    ) -> None:
+        super().__init__(configuration=configuration)
+        self._pacing = pacing
+        self._buckets: dict[str, _Bucket] = {}
+        self._observer = observer
+        self._host = str(urllib.parse.urlsplit(str(configuration.host)).netloc)
+
+    def _bucket(self, url: str) -> _Bucket | None:
+        if self._pacing is None:
+            return None
+        kind = "leases" if "/apis/coordination.k8s.io/" in url else "requests"
+        if kind not in self._buckets:
+            burst = self._pacing.burst
+            self._buckets[kind] = _Bucket(burst, burst / self._pacing.qps)
+        return self._buckets[kind]
+
+    async def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        """Wait for a token, send, and report the answer's code and time."""
+        loop = asyncio.get_running_loop()
+        bucket = self._bucket(url)
+        if bucket is not None:
+            waited_from = loop.time()
+            await bucket.acquire()
+            if self._observer is not None:
+                waited = loop.time() - waited_from
+                self._observer.api_rate_limited(method=method, host=self._host, seconds=waited)
+        started, code = loop.time(), "<error>"
+        try:
+            response = await super().request(method, url, *args, **kwargs)
+            code = str(response.status)
+        except ApiException as exc:
+            code = str(exc.status)
+            raise
+        finally:
+            if self._observer is not None:
+                seconds = loop.time() - started
+                self._observer.api_request(
+                    method=method, host=self._host, code=code, seconds=seconds
+                )
+        return response
 
 
 def _error(status: int, body: bytes, *, what: str) -> KubeError:
@@ -86,10 +171,22 @@ class KubeClient:
         # not the models their signatures promise.
         self._core: Any = client.CoreV1Api(api)
         self._coordination: Any = client.CoordinationV1Api(api)
+        self._authentication: Any = client.AuthenticationV1Api(api)
+        self._authorization: Any = client.AuthorizationV1Api(api)
 
     @classmethod
-    async def connect(cls, *, kubeconfig: str | None, request_timeout: float = 30.0) -> KubeClient:
-        """Configure from ``kubeconfig``, or from the pod's service account when it is None."""
+    async def connect(
+        cls,
+        *,
+        kubeconfig: str | None,
+        request_timeout: float = 30.0,
+        pacing: Pacing | None = None,
+        observer: RequestObserver | None = None,
+    ) -> KubeClient:
+        """Configure from ``kubeconfig``, or from the pod's service account when it is None.
+
+        ``pacing`` limits the requests (None: unlimited); ``observer`` hears of each.
+        """
         cfg = client.Configuration()
         try:
             if kubeconfig:
@@ -100,7 +197,9 @@ class KubeClient:
             where = f"--kubeconfig {kubeconfig}" if kubeconfig else "in-cluster configuration"
             detail = " ".join(str(exc).split()) or type(exc).__name__
             raise ConfigError(f"{where}: cannot load Kubernetes configuration: {detail}") from None
-        return cls(client.ApiClient(configuration=cfg), request_timeout=request_timeout)
+        _register_secrets(cfg)
+        api = PacedApiClient(cfg, pacing=pacing, observer=observer)
+        return cls(api, request_timeout=request_timeout)
 
     async def aclose(self) -> None:
         """Close the HTTP session."""
@@ -184,14 +283,60 @@ class KubeClient:
             )
             await self._read(response, what=what)
 
-    async def create_event(self, event: JsonObj) -> None:
-        """Create a core/v1 Event in its namespace."""
+    async def create_event(self, event: JsonObj) -> JsonObj:
+        """Create a core/v1 Event in its namespace (409 AlreadyExists if the name is taken)."""
         namespace = event["metadata"]["namespace"]
         with _translated("create event"):
             response = await self._core.create_namespaced_event(
                 namespace, event, _preload_content=False, _request_timeout=self._timeout()
             )
-            await self._read(response, what="create event")
+            return await self._read(response, what="create event")
+
+    async def get_event(self, namespace: str, name: str) -> JsonObj:
+        """Read a core/v1 Event."""
+        with _translated("get event"):
+            response = await self._core.read_namespaced_event(
+                name, namespace, _preload_content=False, _request_timeout=self._timeout()
+            )
+            return await self._read(response, what="get event")
+
+    async def patch_event(self, namespace: str, name: str, patch: JsonObj) -> JsonObj:
+        """Strategic-merge PATCH of a core/v1 Event (client-go's correlator's update)."""
+        with _translated("patch event"):
+            response = await self._core.patch_namespaced_event(
+                name, namespace, patch, _preload_content=False, _request_timeout=self._timeout()
+            )
+            return await self._read(response, what="patch event")
+
+    async def review_token(self, token: str) -> JsonObj:
+        """POST a TokenReview of ``token``; the review's status."""
+        body = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenReview",
+            "spec": {"token": token},
+        }
+        with _translated("review token"):
+            response = await self._authentication.create_token_review(
+                body, _preload_content=False, _request_timeout=self._timeout()
+            )
+            review = await self._read(response, what="review token")
+        status = review.get("status")
+        return status if isinstance(status, dict) else {}
+
+    async def review_access(self, spec: JsonObj) -> JsonObj:
+        """POST a SubjectAccessReview of ``spec``; the review's status."""
+        body = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": spec,
+        }
+        with _translated("review access"):
+            response = await self._authorization.create_subject_access_review(
+                body, _preload_content=False, _request_timeout=self._timeout()
+            )
+            review = await self._read(response, what="review access")
+        status = review.get("status")
+        return status if isinstance(status, dict) else {}
 
     async def get_lease(self, namespace: str, name: str) -> JsonObj | None:
         """Read a Lease; None if it does not exist."""
@@ -222,6 +367,12 @@ class KubeClient:
                 name, namespace, lease, _preload_content=False, _request_timeout=self._timeout()
             )
             return await self._read(response, what="update lease")
+
+
+def _register_secrets(cfg: client.Configuration) -> None:
+    """Tell the log and Event redaction the API token and client key (by value, any form)."""
+    for value in (cfg.api_key or {}).values():
+        DEFAULT.add(str(value).removeprefix("Bearer ").strip())
 
 
 async def _lines(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[bytes]:

@@ -126,7 +126,8 @@ def test_values_map_onto_their_flags(render: Callable[..., list[Manifest]]) -> N
         "massDelete": {"threshold": 0.25, "allow": True},
         "logging": {"format": "json", "verbosity": 3},
         "gracefulShutdownTimeout": "20s",
-        "metrics": {"port": 9100},
+        "metrics": {"port": 9100, "secure": False, "bindAddress": "::"},
+        "kubeApi": {"qps": 50, "burst": 100},
         "extraArgs": ["--configure-cloud-routes=false"],
     }
     args = _args(render(values))
@@ -153,7 +154,10 @@ def test_values_map_onto_their_flags(render: Callable[..., list[Manifest]]) -> N
         "--log-format=json",
         "--v=3",
         "--graceful-shutdown-timeout=20s",
-        "--metrics-bind-address=0.0.0.0:9100",
+        "--metrics-bind-address=[::]:9100",
+        "--secure-port=0",
+        "--kube-api-qps=50",
+        "--kube-api-burst=100",
         "--configure-cloud-routes=false",
     ]
     assert [a for a in expected if a not in args] == []

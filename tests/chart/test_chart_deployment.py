@@ -65,12 +65,16 @@ def test_is_system_cluster_critical(deployment: Manifest) -> None:
 
 
 def test_probes_hit_healthz_and_readyz_on_the_metrics_port(container: dict[str, Any]) -> None:
-    """Liveness checks /healthz and readiness /readyz, both on the port /metrics is served on."""
-    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
-    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+    """Liveness checks /healthz and readiness /readyz, both on the port /metrics is served on,
+    over HTTPS when it is served securely (the probes' paths need no token)."""
     (port,) = container["ports"]
     assert port["name"] == "metrics"
-    assert f"--metrics-bind-address=0.0.0.0:{port['containerPort']}" in container["args"]
+    secure = f"--secure-port={port['containerPort']}" in container["args"]
+    if not secure:
+        assert f"--metrics-bind-address=0.0.0.0:{port['containerPort']}" in container["args"]
+    scheme = {"scheme": "HTTPS"} if secure else {}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"} | scheme
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"} | scheme
 
 
 def test_has_resource_requests_and_a_memory_limit(container: dict[str, Any]) -> None:

@@ -23,7 +23,9 @@ from typing import Any
 import helm_python
 import pytest
 
-from routectl.config import OPTIONS
+from routectl.config import IGNORED, OPTIONS
+from routectl.errors import ConfigError
+from routectl.flags import parse_run_flags
 from routectl.option import BOOL, DURATION, INT, NUMBER, RUN, Option
 from routectl.syntax import format_bool, format_duration
 
@@ -43,10 +45,30 @@ BY_FLAG = {name: o for o in OPTIONS if o.flag for name in (o.flag, *o.aliases)}
 RUN_FLAGS = {name for name, o in BY_FLAG.items() if RUN in o.commands}
 LEFT_TO_EXTRA_ARGS = {
     "--configure-cloud-routes": "extraArgs turns it off for a dry install (see values.yaml)",
+    "--cloud-config": "provider options come from provider.options and credentials",
+    "--controllers": "the default (*) runs routes; a pasted CCM list goes to extraArgs",
+    "--leader-elect-resource-lock": "leases, the only lock routectl takes, is the default",
+    "--tls-cert-file": "a certificate of your own goes to extraArgs with its volume",
+    "--tls-private-key-file": "a certificate of your own goes to extraArgs with its volume",
+    "--cert-dir": "the self-signed certificate lives in /tmp, an emptyDir",
+    "--tls-min-version": "TLS 1.2 and up by default; extraArgs can raise it",
+    "--authentication-kubeconfig": "the in-cluster configuration does the reviews",
+    "--authorization-kubeconfig": "the in-cluster configuration does the reviews",
+    "--authentication-token-webhook-cache-ttl": "the CCM's default, 10s",
+    "--authorization-webhook-cache-authorized-ttl": "the CCM's default, 10s",
+    "--authorization-webhook-cache-unauthorized-ttl": "the CCM's default, 10s",
+    "--authorization-always-allow-paths": "the probes' paths, as the CCM's default",
+} | {
+    name: "a CCM flag routectl accepts and ignores"
+    for o in OPTIONS
+    if o.group == IGNORED and o.flag
+    for name in (o.flag, *o.aliases)
 }
 MANAGED_NOT_RENDERED = {
     "--kubeconfig": "the chart always uses the in-cluster config",
     "-v": "the chart renders the long spelling, --v",
+    "--logging-format": "the chart renders routectl's spelling, --log-format",
+    "--cloud-provider": "the chart renders routectl's spelling, --provider",
 }
 NARROWER = {
     "cloud.qps": "0 turns the client-side rate limit off: for benchmarks, not for installs",
@@ -130,6 +152,25 @@ def test_every_run_flag_is_managed_or_left_to_extra_args() -> None:
     assert RUN_FLAGS - helpers_list() == set(LEFT_TO_EXTRA_ARGS)
 
 
+def extra_list() -> set[str]:
+    """The flags ``routectl.validate`` lets through extraArgs."""
+    (listed,) = re.findall(r"\$extra := list ([^}]*)\}\}", HELPERS)
+    return set(re.findall(r'"(-[^"]+)"', listed))
+
+
+def test_extra_args_take_exactly_the_run_flags_the_chart_does_not_manage() -> None:
+    """The template's list of flags allowed in extraArgs is the settings table's, less the
+    managed ones: a flag routectl does not know fails the render, not the pod."""
+    assert extra_list() == RUN_FLAGS - helpers_list()
+
+
+def test_an_unknown_flag_in_extra_args_fails_the_render(render: Render) -> None:
+    """A typo is a render error naming the flag."""
+    with pytest.raises((helm_python.HelmValuesError, helm_python.HelmRenderError), match="--no-such-flag is not a flag"):  # fmt: skip
+        render({**REQUIRED, "extraArgs": ["--no-such-flag=1"]})
+    assert container_args(render({**REQUIRED, "extraArgs": ["--controllers=*,-service"]}))
+
+
 def test_the_template_maps_values_onto_options() -> None:
     """The value-to-flag lines found in _helpers.tpl are many, and each names an option."""
     assert len(VALUE_FLAGS) >= 20
@@ -180,14 +221,33 @@ def with_value(path: str, value: object) -> dict[str, Any]:
     return {**REQUIRED, "mode": "periodic", "replicaCount": 1, **nested}
 
 
-def rendered_text(render: Render, values: dict[str, Any], flag: str) -> str | None:
-    """The text the chart renders for ``flag``, or None when Helm refuses the values."""
+def rendered_args(render: Render, values: dict[str, Any]) -> list[str] | None:
+    """``routectl run``'s args the chart renders, or None when Helm refuses the values."""
     try:
-        args = container_args(render(values))
+        return container_args(render(values))
     except (helm_python.HelmValuesError, helm_python.HelmRenderError):
         return None
+
+
+def flag_text(args: list[str], flag: str) -> str:
+    """The text ``args`` give ``flag``."""
     (text,) = (a.split("=", 1)[1] for a in args if a.split("=", 1)[0] == flag)
     return text
+
+
+def routectl_accepts(args: list[str]) -> bool:
+    """Whether ``routectl run`` starts with ``args``: every option's check and every rule
+    across options (the lease timings, say) pass."""
+    try:
+        parse_run_flags(args)
+    except (ConfigError, SystemExit):
+        return False
+    return True
+
+
+def with_flag(args: list[str], flag: str, text: str) -> list[str]:
+    """``args`` with ``flag`` set to ``text`` (what the chart would render for the value)."""
+    return [a for a in args if a.split("=", 1)[0] != flag] + [f"{flag}={text}"]
 
 
 @pytest.fixture(scope="module")
@@ -212,17 +272,21 @@ def test_the_schema_takes_exactly_what_the_option_takes(
     """Helm never accepts a value routectl refuses (the pod would crash-loop), and refuses
     one routectl takes only where NARROWER says why."""
     option = BY_FLAG[value_flag.flag]
+    baseline = rendered_args(render, with_value("mode", "periodic"))
+    assert baseline is not None
     wider: list[tuple[object, str]] = []
     narrower: list[object] = []
     for value in probes(option, schema_node(schema, value_flag.path), value_flag):
-        text = rendered_text(render, with_value(value_flag.path, value), value_flag.flag)
-        if text is None:
-            if option.accepts(value_flag.prefix + go_text(value)):
+        args = rendered_args(render, with_value(value_flag.path, value))
+        if args is None:
+            text = value_flag.prefix + go_text(value)
+            if routectl_accepts(with_flag(baseline, value_flag.flag, text)):
                 narrower.append(value)
             continue
+        text = flag_text(args, value_flag.flag)
         if value_flag.direct:
             assert text == value_flag.prefix + go_text(value)
-        if not option.accepts(text):
+        if not routectl_accepts(args):
             wider.append((value, text))
     assert wider == [], f"the chart renders {value_flag.flag} values routectl refuses"
     if value_flag.path in NARROWER:

@@ -1,4 +1,8 @@
-"""RBAC is least privilege: exact verbs, no wildcard, leases only in the release namespace."""
+"""RBAC is least privilege: exact verbs, no wildcard, leases and Events only in namespaces.
+
+``tests/integration/test_rbac_matches_code.py`` proves these grants are exactly the calls the
+code makes; this file pins their shape per scenario.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,15 @@ Manifest = dict[str, Any]
 RBAC_KINDS = {"ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding"}
 
 CLUSTER_RULES = {
-    ("", "nodes"): {"get", "list", "watch"},
+    ("", "nodes"): {"list", "watch"},
     ("", "nodes/status"): {"patch"},
-    ("", "events"): {"create", "patch"},
+}
+REVIEWS = {
+    ("authentication.k8s.io", "tokenreviews"): {"create"},
+    ("authorization.k8s.io", "subjectaccessreviews"): {"create"},
 }
 LEASE_VERBS = {"get", "create", "update"}
+EVENT_VERBS = {"create", "get", "patch"}
 
 
 def _strings(node: Any) -> Iterator[str]:
@@ -27,6 +35,14 @@ def _strings(node: Any) -> Iterator[str]:
     elif isinstance(node, list):
         for item in node:
             yield from _strings(item)
+
+
+def _args(manifests: list[Manifest]) -> list[str]:
+    (container,) = next(m for m in manifests if m["kind"] == "Deployment")["spec"]["template"][
+        "spec"
+    ]["containers"]
+    args: list[str] = container["args"]
+    return args
 
 
 def _verbs_by_resource(role: Manifest) -> dict[tuple[str, str], set[str]]:
@@ -48,30 +64,35 @@ def test_no_wildcard_anywhere_in_rbac(manifests: list[Manifest]) -> None:
         assert not [s for s in _strings(manifest) if "*" in s], manifest["kind"]
 
 
-def test_cluster_role_grants_exactly_nodes_status_and_events(manifests: list[Manifest]) -> None:
-    """The ClusterRole grants Nodes get/list/watch, nodes/status patch, Events create/patch only."""
-    (cluster_role,) = (m for m in manifests if m["kind"] == "ClusterRole")
-    assert _verbs_by_resource(cluster_role) == CLUSTER_RULES
+def test_cluster_role_grants_exactly_nodes_and_their_status(manifests: list[Manifest]) -> None:
+    """The ClusterRole grants Nodes list/watch and nodes/status patch, and the reviews of
+    delegated authn/authz when serving securely: no Event anywhere."""
+    (cluster_role,) = (m for m in manifests if m["kind"] == "ClusterRole" and m["metadata"]["name"] == "routectl")  # fmt: skip
+    secure = any(
+        a.startswith("--secure-port=") and a != "--secure-port=0" for a in _args(manifests)
+    )
+    assert _verbs_by_resource(cluster_role) == CLUSTER_RULES | (REVIEWS if secure else {})
 
 
-def test_leases_only_through_a_role_in_the_release_namespace(manifests: list[Manifest]) -> None:
-    """Leases are granted get/create/update by a namespaced Role only, never cluster-wide."""
+def test_leases_and_events_only_through_roles(manifests: list[Manifest]) -> None:
+    """Leases (with leader election) and Events in the release namespace; Node Events in
+    `default`; never cluster-wide."""
     for cluster_role in (m for m in manifests if m["kind"] == "ClusterRole"):
-        assert all("leases" not in r["resources"] for r in cluster_role["rules"])
-    roles = [m for m in manifests if m["kind"] == "Role"]
-    for role in roles:
-        assert role["metadata"]["namespace"] == "kube-system"
-        assert _verbs_by_resource(role) == {("coordination.k8s.io", "leases"): LEASE_VERBS}
-
-
-def test_role_exists_exactly_when_leader_election_is_on(manifests: list[Manifest]) -> None:
-    """A scenario with leader election gets the lease Role and its binding; one without gets none."""
+        assert all(
+            {"leases", "events"}.isdisjoint(r.get("resources", [])) for r in cluster_role["rules"]
+        )
     (container,) = next(m for m in manifests if m["kind"] == "Deployment")["spec"]["template"][
         "spec"
     ]["containers"]
     leader_elect = "--leader-elect=true" in container["args"]
+    roles = {m["metadata"]["namespace"]: m for m in manifests if m["kind"] == "Role"}
+    expected = {("", "events"): EVENT_VERBS}
+    if leader_elect:
+        expected[("coordination.k8s.io", "leases")] = LEASE_VERBS
+    assert _verbs_by_resource(roles["kube-system"]) == expected
+    assert _verbs_by_resource(roles["default"]) == {("", "events"): EVENT_VERBS}
     kinds = [m["kind"] for m in manifests]
-    assert kinds.count("Role") == kinds.count("RoleBinding") == (1 if leader_elect else 0)
+    assert kinds.count("Role") == kinds.count("RoleBinding") == 2
 
 
 def test_lease_get_and_update_are_limited_to_routectls_lease(
@@ -85,9 +106,9 @@ def test_lease_get_and_update_are_limited_to_routectls_lease(
             "leaderElection": {"resourceName": "my-lease"},
         }
     )
-    (role,) = (m for m in manifests if m["kind"] == "Role")
+    (role,) = (m for m in manifests if m["kind"] == "Role" and m["metadata"]["name"] == "routectl")
     for rule in role["rules"]:
-        if set(rule["verbs"]) & {"get", "update"}:
+        if "leases" in rule["resources"] and set(rule["verbs"]) & {"get", "update"}:
             assert rule["resourceNames"] == ["my-lease"]
     (container,) = next(m for m in manifests if m["kind"] == "Deployment")["spec"]["template"][
         "spec"

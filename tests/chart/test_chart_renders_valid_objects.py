@@ -23,10 +23,12 @@ CUSTOM_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
 DASHBOARD_METRICS = (
     "route_controller_route_sync_total",
     "routectl_cloud_calls_total",
-    "routectl_cloud_token_wait_seconds_sum",
+    "routectl_cloud_budget_held_seconds_total",
     "routectl_cloud_token_wait_seconds_bucket",
     "routectl_route_programming_latency_seconds_bucket",
     "routectl_sync_duration_seconds_bucket",
+    "workqueue_longest_running_processor_seconds",
+    "rest_client_requests_total",
 )
 
 
@@ -62,10 +64,16 @@ def test_scenario_renders_the_expected_kinds(manifests: list[Manifest]) -> None:
 
 
 def test_scenario_objects_live_in_the_release_namespace(manifests: list[Manifest]) -> None:
-    """Namespaced objects go to the release namespace (the dashboard may go elsewhere)."""
+    """Namespaced objects go to the release namespace (the dashboard may go elsewhere, the
+    Node Events' Role is in `default`)."""
     cluster_scoped = {"ClusterRole", "ClusterRoleBinding"}
     for manifest in manifests:
         if manifest["kind"] in cluster_scoped or manifest["kind"] == "ConfigMap":
+            continue
+        if manifest["kind"] in {"Role", "RoleBinding"} and manifest["metadata"]["name"].endswith(
+            "-events"
+        ):
+            assert manifest["metadata"]["namespace"] == "default"  # Node Events live there
             continue
         assert manifest["metadata"]["namespace"] == "kube-system", manifest["kind"]
 

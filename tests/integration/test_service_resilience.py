@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from routectl.ccm import WATCH_GATE
 from routectl.testing import FakeCloud
 from routectl_sim.apiserver import FakeApiServer
 from tests.integration.conftest import Cluster, eventually, node_object
@@ -81,7 +82,7 @@ async def test_nothing_is_planned_before_the_first_list(cluster: Cluster) -> Non
 
 async def test_periodic_mode_lists_every_period(cluster: Cluster) -> None:
     """With the watch gate off, routes are listed every period and nodes events add nothing."""
-    await cluster.start(watch_mode=False, route_reconciliation_period=10.0)
+    await cluster.start(feature_gates={WATCH_GATE: False}, route_reconciliation_period=10.0)
     cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
     await eventually(lambda: len(cluster.routes()) == 1)
     await asyncio.sleep(0.5)

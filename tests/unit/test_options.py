@@ -23,7 +23,6 @@ REQUIRED: dict[str, Any] = {
 UPSTREAM_NAMES = {
     "cluster_cidrs": "--cluster-cidr",
     "provider_options": "--provider-option",
-    "watch_mode": "--feature-gates",
     "batch_window": "--route-sync-batch-window",
     "listing_max_age": "--route-listing-max-age",
     "verbosity": "--v",
@@ -130,7 +129,7 @@ def test_the_leader_election_rule_names_flags_of_the_table() -> None:
             id="key-value",
         ),
         pytest.param(
-            "watch_mode",
+            "feature_gates",
             "Nope=true",
             "--feature-gates: unrecognized feature gate: Nope",
             id="feature-gate",

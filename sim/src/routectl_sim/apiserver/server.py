@@ -6,6 +6,9 @@ Promises:
   events.k8s.io/v1 Events behave as kube-apiserver v1.36 does for LIST, WATCH, GET, POST,
   PUT, PATCH and DELETE (see the sibling modules for each rule), sharing one global
   resourceVersion;
+* TokenReviews and SubjectAccessReviews answer as the delegated authn/authz API does
+  (:mod:`.reviews`): :meth:`FakeApiServer.add_review_token` and
+  :meth:`FakeApiServer.grant_review` say which tokens exist and who may do what;
 * the synchronous verbs (:meth:`FakeApiServer.create_node` …) go through exactly the same
   code as HTTP requests, so watchers see their changes; call them from the event loop's
   thread;
@@ -37,6 +40,7 @@ from routectl_sim.apiserver.encoding import json_response
 from routectl_sim.apiserver.faults import Faults
 from routectl_sim.apiserver.kinds import EVENT, LEASE, NODE
 from routectl_sim.apiserver.registry import Registry
+from routectl_sim.apiserver.reviews import Reviews
 from routectl_sim.apiserver.routes import ResourceEndpoints, ServerSettings
 from routectl_sim.apiserver.status import (
     ApiError,
@@ -127,6 +131,7 @@ class FakeApiServer:
             watches=set(),
         )
         self._auth = Authorizer(token=token, user=user)
+        self._reviews = Reviews()
         self._faults = Faults()
         self._runner: web.AppRunner | None = None
         self.requests: list[RecordedRequest] = []
@@ -158,6 +163,7 @@ class FakeApiServer:
         app.add_routes(leases.routes(coordination, namespaced=True))
         app.add_routes(events.routes(core, namespaced=True))
         app.add_routes(events_v1.routes("/apis/events.k8s.io/v1", namespaced=True))
+        app.add_routes(self._reviews.routes())
         app.add_routes([web.get("/version", self._version, allow_head=False)])
         for probe in ("/healthz", "/livez", "/readyz"):
             app.add_routes([web.get(probe, self._probe, allow_head=False)])
@@ -253,6 +259,20 @@ class FakeApiServer:
     def events(self) -> list[JsonObj]:
         """Every core/v1 Event (events.k8s.io ones included), by namespace and name."""
         return [self._events.present(obj) for obj in self._events.store.objects()]
+
+    def add_review_token(self, token: str, *, username: str, groups: tuple[str, ...] = ()) -> None:
+        """Make TokenReviews of ``token`` authenticate ``username`` (and ``groups``)."""
+        self._reviews.add_token(token, username=username, groups=groups)
+
+    def grant_review(self, subject: str, *, verb: str, path: str) -> None:
+        """Make SubjectAccessReviews allow a user or group ``verb`` on ``path``."""
+        self._reviews.grant(subject, verb=verb, path=path)
+
+    def expire_events(self) -> None:
+        """Delete every Event, as the API server's event TTL (1 h by default) does."""
+        for obj in list(self._events.store.objects()):
+            meta = obj["metadata"]
+            self._events.delete(meta["name"], namespace=meta.get("namespace"))
 
     def leases(self) -> list[JsonObj]:
         """Every Lease, by namespace and name."""

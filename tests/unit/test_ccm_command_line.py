@@ -1,0 +1,208 @@
+"""The cloud-controller-manager's command line: pasted as it is, it runs; each flag that
+means something for routes does it; the rest is accepted, said once, and ignored."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from routectl.ccm import (
+    IGNORED_FLAGS,
+    WATCH_GATE,
+    parse_cloud_config,
+    parse_controllers,
+    parse_gates,
+    runs_routes,
+)
+from routectl.cli import main
+from routectl.config import IGNORED, OPTIONS
+from routectl.dropin import say_ignored, with_cloud_config
+from routectl.errors import ConfigError
+from routectl.flags import parse_run_flags
+
+REQUIRED = ["--cluster-cidr=10.244.0.0/16", "--provider=fake"]
+CCM_ARGS = [
+    "--cloud-provider=fake",
+    "--cluster-cidr=10.244.0.0/16",
+    "--allocate-node-cidrs=false",
+    "--configure-cloud-routes=true",
+    "--leader-elect=true",
+    "--leader-elect-resource-lock=leases",
+    "--kube-api-qps=50",
+    "--kube-api-burst=100",
+    "--logging-format=json",
+    "--bind-address=127.0.0.1",
+    "--secure-port=10258",
+    "--controllers=*,-service",
+    (
+        "--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true,"
+        "CloudControllerManagerWebhook=false"
+    ),
+    "--use-service-account-credentials",
+    "--profiling=false",
+    "--node-monitor-period=5s",
+    "--concurrent-service-syncs=1",
+    "--authentication-skip-lookup=true",
+    "--v=2",
+]
+
+
+def test_a_ccm_argument_list_parses_and_means_what_it_says() -> None:
+    """A CCM's arguments become routectl settings: the route flags act, the rest is kept
+    only to be named as ignored."""
+    s = parse_run_flags(CCM_ARGS)
+    assert (s.provider, s.kube_api_qps, s.kube_api_burst) == ("fake", 50.0, 100)
+    assert (s.log_format, s.bind_address, s.secure_port, s.verbosity) == (
+        "json",
+        "127.0.0.1",
+        10258,
+        2,
+    )
+    assert s.watch_mode
+    assert s.controllers == ("*", "-service")
+    assert s.profiling is False
+    assert s.use_service_account_credentials is True
+    assert s.node_monitor_period == 5.0
+
+
+def test_every_ignored_ccm_flag_is_an_option_of_its_own() -> None:
+    """Each flag of the ignored table is a run flag of the settings table, and only those."""
+    ignored = {o.flag for o in OPTIONS if o.group == IGNORED}
+    assert ignored == set(IGNORED_FLAGS)
+
+
+def test_the_watch_gate_selects_the_mode_and_other_known_gates_are_accepted() -> None:
+    """Periodic mode by the gate, with any other known gate beside it."""
+    s = parse_run_flags([*REQUIRED, f"--feature-gates={WATCH_GATE}=false,AllBeta=true"])
+    assert not s.watch_mode
+    assert s.feature_gates == {WATCH_GATE: False, "AllBeta": True}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("Nope=true", "unrecognized feature gate: Nope"),
+        ("AllBeta=maybe", "invalid value of AllBeta=maybe"),
+        ("AllBeta", "missing bool value for AllBeta"),
+        ("allbeta=true", "unrecognized feature gate: allbeta"),
+    ],
+)
+def test_gates_are_read_as_kubernetes_reads_them(text: str, message: str) -> None:
+    """Unknown (case matters), non-boolean or valueless gates are refused in Kubernetes' words."""
+    with pytest.raises(ValueError, match=message):
+        parse_gates(text)
+
+
+def test_go_booleans_are_gate_values() -> None:
+    """``1``, ``t``, ``True`` and friends are booleans, as Go's ParseBool reads them."""
+    assert parse_gates("AllBeta=1,AllAlpha=F") == {"AllBeta": True, "AllAlpha": False}
+
+
+@pytest.mark.parametrize(
+    ("text", "routes"),
+    [
+        ("*", True),
+        ("route", True),
+        ("node-route-controller", True),
+        ("*,-route", False),
+        ("*,-node-route-controller", False),
+        ("service,cloud-node", False),
+        ("-service", False),
+        ("*,-service,-cloud-node-lifecycle", True),
+        ("", False),
+    ],
+)
+def test_controllers_enable_routes_by_the_ccms_rule(text: str, routes: bool) -> None:
+    """``*`` enables routes (on by default), an explicit name or ``-name`` decides."""
+    assert runs_routes(parse_controllers(text)) is routes
+
+
+def test_an_unknown_controller_is_refused_in_the_ccms_words() -> None:
+    """A typo in --controllers is not silently ignored."""
+    with pytest.raises(ValueError, match='"rout" is not in the list of known controllers'):
+        parse_controllers("rout")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--controllers=service,cloud-node"], "does not enable the route controller"),
+        (["--controllers=*,-route"], "does not enable the route controller"),
+        (["--controllers=routes"], '"routes" is not in the list of known controllers'),
+        (["--leader-elect-resource-lock=endpoints"], "--leader-elect-resource-lock must be leases"),
+        (["--feature-gates=CloudControllerManagerWebhook=nah"], "--feature-gates: invalid value"),
+        (["--kube-api-qps=0"], "--kube-api-qps must be > 0"),
+        (["--kube-api-burst=0"], "--kube-api-burst must be >= 1"),
+        (["--secure-port=70000"], "--secure-port must be within 0..65535"),
+        (["--bind-address=localhost"], "--bind-address must be an IP address"),
+        (["--tls-cert-file=/a.crt"], "--tls-cert-file and --tls-private-key-file"),
+        (["--node-monitor-period=soon"], "--node-monitor-period"),
+        (["--concurrent-service-syncs=many"], "--concurrent-service-syncs"),
+        (["--logging-format=xml"], "--logging-format"),
+    ],
+)
+def test_bad_ccm_values_exit_2_with_one_line(args: list[str], needle: str, capsys) -> None:
+    """Whatever the CCM would refuse, routectl refuses at start-up, in one line."""
+    with pytest.raises(SystemExit) as info:
+        main(["run", *REQUIRED, *args])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert needle in err
+
+
+def test_cloud_config_is_read_as_provider_options(tmp_path) -> None:
+    """A CCM-style INI file gives provider options; comments and sections are skipped."""
+    path = tmp_path / "cloud.conf"
+    path.write_text("[Global]\n# a comment\nendpoint = http://cloud:1\n; another\nclient=a\n")
+    s = with_cloud_config(parse_run_flags([*REQUIRED, f"--cloud-config={path}"]))
+    assert dict(s.provider_options) == {"endpoint": "http://cloud:1", "client": "a"}
+
+
+def test_cloud_config_and_provider_options_add_up_but_never_repeat(tmp_path) -> None:
+    """A key given in the file and on the command line is an error, not a silent winner."""
+    path = tmp_path / "cloud.conf"
+    path.write_text("client = a\n")
+    flags = [*REQUIRED, f"--cloud-config={path}"]
+    s = with_cloud_config(parse_run_flags([*flags, "--provider-option=endpoint=x"]))
+    assert dict(s.provider_options) == {"client": "a", "endpoint": "x"}
+    with pytest.raises(ConfigError, match="client also given by --provider-option"):
+        with_cloud_config(parse_run_flags([*flags, "--provider-option=client=b"]))
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [("novalue\n", "expected key = value"), ("a=1\na=2\n", "'a' is given twice")],
+)
+def test_a_malformed_cloud_config_names_the_file_and_line(text: str, needle: str) -> None:
+    """The error says where the problem is."""
+    with pytest.raises(ConfigError, match=needle) as info:
+        parse_cloud_config(text, path="/etc/cloud.conf")
+    assert "--cloud-config /etc/cloud.conf:" in str(info.value)
+
+
+def test_an_unreadable_cloud_config_exits_2(tmp_path, capsys) -> None:
+    """A missing file is one line at start-up, not a traceback."""
+    with pytest.raises(SystemExit) as info:
+        main(["run", *REQUIRED, f"--cloud-config={tmp_path / 'missing.conf'}"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--cloud-config" in err
+    assert "cannot read" in err
+
+
+def test_ignored_flags_and_gates_are_said_once(caplog) -> None:
+    """Each given flag or gate that does not concern routes gets one info line, and only
+    those given."""
+    s = parse_run_flags(CCM_ARGS)
+    with caplog.at_level(logging.INFO, logger="routectl"):
+        lines = say_ignored(s)
+    assert "Ignoring --profiling: routectl serves no profiling endpoints" in lines
+    assert any(
+        line.startswith("Ignoring feature gate CloudControllerManagerWebhook=false")
+        for line in lines
+    )
+    assert not any("--webhooks" in line for line in lines)
+    assert len(lines) == 7
+    assert [r.getMessage() for r in caplog.records] == lines
