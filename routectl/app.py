@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -13,12 +14,23 @@ import signal
 import socket
 import sys
 import uuid
+from collections.abc import Collection
 
+from routectl.allocation import pools_of
+from routectl.cidr import canonical
 from routectl.config import Settings
+from routectl.ipam import Claim, Decision, Finding, parse_claim, rebuild
+from routectl.ipam.objects import CLAIM_SELECTOR
 from routectl.kube import KubeClient, parse_node
 from routectl.logs import configure_logging
 from routectl.metrics import Metrics
-from routectl.preview import plan_as_json, plan_as_table
+from routectl.model import NodeView, Route
+from routectl.preview import (
+    allocations_as_json,
+    allocations_as_table,
+    plan_as_json,
+    plan_as_table,
+)
 from routectl.probes import ProbeServer
 from routectl.reconcile import plan
 from routectl.service import EXIT_OK
@@ -76,13 +88,47 @@ async def plan_once(settings: Settings, *, output: str) -> int:
         listing = await kube.list_nodes()
         nodes = [parse_node(item) for item in listing.items]
         routes = await provider.list_routes()
+        claims = []
+        if settings.allocate_node_cidrs and settings.pod_cidr_claims == "lease":
+            namespace = settings.leader_elect_resource_namespace
+            raw = await kube.list_leases(namespace, label_selector=CLAIM_SELECTOR)
+            claims = [c for c in map(parse_claim, raw) if c is not None]
     finally:
         await provider.aclose()
         await kube.aclose()
-    result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.cluster_cidrs)
+    ipam: tuple[Decision, list[Finding]] | None = None
+    if settings.allocate_node_cidrs:
+        ipam, nodes = _allocations(settings, nodes, routes, claims)
+    result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.route_cidrs)
     if output == "json":
-        json.dump(plan_as_json(result), sys.stdout, indent=2)
+        shown = dict(plan_as_json(result))
+        if ipam is not None:
+            shown["node_ipam"] = allocations_as_json(*ipam)
+        json.dump(shown, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(plan_as_table(result))
+        if ipam is not None:
+            sys.stdout.write(allocations_as_table(*ipam))
     return EXIT_OK
+
+
+def _allocations(
+    settings: Settings, nodes: list[NodeView], routes: Collection[Route], claims: list[Claim]
+) -> tuple[tuple[Decision, list[Finding]], list[NodeView]]:
+    """What node IPAM would allocate now, and the Nodes as they would then be."""
+    rebuilt = rebuild(
+        pools=pools_of(settings),
+        nodes=nodes,
+        claims=claims,
+        routes=frozenset(canonical(r.destination_cidr) for r in routes),
+        now=0.0,
+        reuse_delay=settings.pod_cidr_reuse_delay,
+    )
+    decision = rebuilt.allocator.plan()
+    findings = sorted(f for fs in rebuilt.allocator.findings.values() for f in fs)
+    given = {a.node: tuple(str(c) for c in a.cidrs) for a in decision.allocations}
+    after = [
+        dataclasses.replace(n, pod_cidrs=given[n.name]) if n.name in given else n for n in nodes
+    ]
+    return (decision, findings), after

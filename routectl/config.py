@@ -21,8 +21,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from routectl.cidr import Network
+from routectl.cidr import Network, parse_cidr
 from routectl.errors import ConfigError
+from routectl.ipam.pools import check_pools, node_mask_sizes, parse_service_ranges
 from routectl.option import (
     CLUSTER_CIDRS,
     DURATION,
@@ -48,6 +49,7 @@ from routectl.option import (
 from routectl.syntax import (
     feature_gates,
     format_bool,
+    format_cidrs,
     parse_cluster_cidrs,
     parse_duration,
     parse_feature_gates,
@@ -81,7 +83,23 @@ WATCH_MODE_GATE = Syntax(
 )
 """``--feature-gates``, of which routectl knows one gate: watch mode (on) or periodic."""
 
+
+def _cidr_list(text: str) -> tuple[Network, ...]:
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    return tuple(parse_cidr(p) for p in parts)
+
+
+CIDR_LIST: Syntax[tuple[Network, ...]] = Syntax(
+    metavar="CIDR,...", parse=_cidr_list, show=format_cidrs
+)
+"""Any number of CIDRs of either family, comma-separated (sloppy, masked, like KCM)."""
+SERVICE_RANGES: Syntax[tuple[Network, ...]] = Syntax(
+    metavar="CIDR[,CIDR]", parse=parse_service_ranges, show=format_cidrs, late=True
+)
+"""``--service-cluster-ip-range``, read late: its errors are KCM's texts, shown as they are."""
+
 CLUSTER, CLOUD, SYNC = "cluster", "cloud", "synchronisation"
+IPAM = "node IPAM (pod CIDR allocation, off by default)"
 ELECTION, SERVING = "leader election", "serving and logging"
 BOTH = (RUN, PLAN)
 
@@ -246,7 +264,71 @@ class Settings:
         default=30.0, syntax=DURATION, check=at_least(0.0), group=SERVING,
         help="on SIGTERM, how long the sync in flight may take to finish",
     )
+    allocate_node_cidrs: bool = option(
+        default=False, group=IPAM, commands=BOTH,
+        help="Should CIDRs for Pods be allocated and set on the cloud provider. "
+        "Requires --cluster-cidr",
+    )
+    """KCM's flag and help text. routectl allocates in its route sync: turn KCM's off."""
+    node_cidr_mask_size: int = option(
+        default=0, check=within(0, 128), group=IPAM, commands=BOTH,
+        help="Mask size for node cidr in cluster. Default is 24 for IPv4 and 64 for IPv6",
+    )
+    node_cidr_mask_size_ipv4: int = option(
+        default=0, check=within(0, 32), group=IPAM, commands=BOTH,
+        help="Mask size for IPv4 node cidr in dual-stack cluster. Default is 24",
+    )
+    node_cidr_mask_size_ipv6: int = option(
+        default=0, check=within(0, 128), group=IPAM, commands=BOTH,
+        help="Mask size for IPv6 node cidr in dual-stack cluster. Default is 64",
+    )
+    service_cluster_ip_range: tuple[Network, ...] = option(
+        default=(), syntax=SERVICE_RANGES, group=IPAM, commands=BOTH,
+        help="CIDR Range for Services in cluster. Only used when --allocate-node-cidrs=true; "
+        "if false, this option will be ignored",
+    )
+    """Excluded from the pools. Unlike KCM, a value that does not parse is an error."""
+    additional_cluster_cidrs: tuple[Network, ...] = option(
+        default=(), syntax=CIDR_LIST, group=IPAM, commands=BOTH,
+        help="more pod CIDR pools, used in order once --cluster-cidr's pool of the family is "
+        "full; routes inside them are routectl's too",
+    )
+    pod_cidr_exclude: tuple[Network, ...] = option(
+        default=(), syntax=CIDR_LIST, group=IPAM, commands=BOTH,
+        help="ranges never handed to a Node (the node subnet, say)",
+    )
+    pod_cidr_reuse_delay: float = option(
+        default=300.0, syntax=DURATION, check=at_least(0.0), group=IPAM, commands=BOTH,
+        help="a released pod CIDR is reused only this long after its route is gone",
+    )
+    pod_cidr_claims: str = option(
+        default="lease", check=one_of("lease", "none"), group=IPAM, commands=BOTH,
+        help="claim each allocated CIDR with a Lease before writing it to the Node "
+        "(two writers can never hand one CIDR out twice)",
+    )
+    ipam_event_type: str = option(
+        default="Warning", check=one_of("Warning", "Normal"), group=IPAM,
+        help="type of CIDRNotAvailable and CIDRAssignmentFailed Events (KCM: Normal)",
+    )
     # fmt: on
+
+    @property
+    def route_cidrs(self) -> tuple[Network, ...]:
+        """The ranges whose routes are routectl's: the cluster CIDRs, and with node IPAM
+        on, the additional pools."""
+        if not self.allocate_node_cidrs:
+            return self.cluster_cidrs
+        return (*self.cluster_cidrs, *self.additional_cluster_cidrs)
+
+    @property
+    def node_masks(self) -> dict[int, int]:
+        """The node mask size per IP version, as KCM resolves the three flags."""
+        return node_mask_sizes(
+            self.cluster_cidrs,
+            mask=self.node_cidr_mask_size,
+            ipv4=self.node_cidr_mask_size_ipv4,
+            ipv6=self.node_cidr_mask_size_ipv6,
+        )
 
     def __post_init__(self) -> None:
         for each in OPTIONS:
@@ -271,9 +353,32 @@ def leader_election_timings(s: Settings) -> str | None:
     )
 
 
+def node_ipam(s: Settings) -> str | None:
+    """KCM's checks of the mask sizes against the pools, when node IPAM is on."""
+    if not s.allocate_node_cidrs:
+        return None
+    if not s.configure_cloud_routes:
+        return (
+            "--allocate-node-cidrs=true needs --configure-cloud-routes=true "
+            "(routectl allocates pod CIDRs in its route sync)"
+        )
+    families = {c.version for c in s.cluster_cidrs}
+    for extra in s.additional_cluster_cidrs:
+        if extra.version not in families:
+            return (
+                f"--additional-cluster-cidrs: {extra} is IPv{extra.version}, "
+                "a family --cluster-cidr does not have"
+            )
+    try:
+        check_pools(s.route_cidrs, s.node_masks)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
 OPTIONS: tuple[Option[Any], ...] = options_of(Settings)
 """Every setting, in field order: the table the command line and the call policy come from."""
-RULES: tuple[Callable[[Settings], str | None], ...] = (leader_election_timings,)
+RULES: tuple[Callable[[Settings], str | None], ...] = (leader_election_timings, node_ipam)
 """Rules across options, checked after each option's own; each returns the problem or None."""
 _DEFAULTS = {each.name: each.default for each in OPTIONS if not each.required}
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from routectl.testing.table import RouteChange
 from tests.blackbox.conftest import Bench, node, until
 
 pytestmark = pytest.mark.blackbox
@@ -28,14 +29,12 @@ async def test_nodes_turn_ready_one_by_one_as_their_routes_are_made(bench: Bench
             if c["type"] == "NetworkUnavailable" and c["status"] == "False":
                 ready.setdefault(obj["metadata"]["name"], loop.time())
 
-    bench.apiserver.watch_nodes(on_node)
-    cloud.listeners.append(
-        lambda change: (
+    def on_route(change: RouteChange) -> None:
+        if change.operation == "create":
             routed.setdefault(change.route.target_node, loop.time())
-            if change.operation == "create"
-            else None
-        )
-    )
+
+    bench.apiserver.watch_nodes(on_node)
+    cloud.listeners.append(on_route)
     names = [f"n{i:02d}" for i in range(20)]
     for i, name in enumerate(names):
         bench.apiserver.create_node(node(name, f"10.244.{i}.0/24"))

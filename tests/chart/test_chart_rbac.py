@@ -14,6 +14,23 @@ CLUSTER_RULES = {
     ("", "events"): {"create", "patch"},
 }
 LEASE_VERBS = {"get", "create", "update"}
+IPAM_CLUSTER_RULES = {
+    ("", "nodes"): {"get", "list", "watch", "patch"},
+    ("networking.k8s.io", "servicecidrs"): {"list"},
+}
+CLAIM_VERBS = {"create", "get", "list", "delete"}
+
+
+def _args(manifests: list[Manifest]) -> list[str]:
+    (container,) = next(m for m in manifests if m["kind"] == "Deployment")["spec"]["template"][
+        "spec"
+    ]["containers"]
+    args: list[str] = container["args"]
+    return args
+
+
+def _ipam(manifests: list[Manifest]) -> bool:
+    return "--allocate-node-cidrs=true" in _args(manifests)
 
 
 def _strings(node: Any) -> Iterator[str]:
@@ -51,7 +68,8 @@ def test_no_wildcard_anywhere_in_rbac(manifests: list[Manifest]) -> None:
 def test_cluster_role_grants_exactly_nodes_status_and_events(manifests: list[Manifest]) -> None:
     """The ClusterRole grants Nodes get/list/watch, nodes/status patch, Events create/patch only."""
     (cluster_role,) = (m for m in manifests if m["kind"] == "ClusterRole")
-    assert _verbs_by_resource(cluster_role) == CLUSTER_RULES
+    expected = CLUSTER_RULES | IPAM_CLUSTER_RULES if _ipam(manifests) else CLUSTER_RULES
+    assert _verbs_by_resource(cluster_role) == expected
 
 
 def test_leases_only_through_a_role_in_the_release_namespace(manifests: list[Manifest]) -> None:
@@ -61,7 +79,10 @@ def test_leases_only_through_a_role_in_the_release_namespace(manifests: list[Man
     roles = [m for m in manifests if m["kind"] == "Role"]
     for role in roles:
         assert role["metadata"]["namespace"] == "kube-system"
-        assert _verbs_by_resource(role) == {("coordination.k8s.io", "leases"): LEASE_VERBS}
+        verbs = (
+            CLAIM_VERBS if role["metadata"]["name"].endswith("-pod-cidr-claims") else LEASE_VERBS
+        )
+        assert _verbs_by_resource(role) == {("coordination.k8s.io", "leases"): verbs}
 
 
 def test_role_exists_exactly_when_leader_election_is_on(manifests: list[Manifest]) -> None:
@@ -70,8 +91,9 @@ def test_role_exists_exactly_when_leader_election_is_on(manifests: list[Manifest
         "spec"
     ]["containers"]
     leader_elect = "--leader-elect=true" in container["args"]
+    claims = _ipam(manifests) and "--pod-cidr-claims=lease" in container["args"]
     kinds = [m["kind"] for m in manifests]
-    assert kinds.count("Role") == kinds.count("RoleBinding") == (1 if leader_elect else 0)
+    assert kinds.count("Role") == kinds.count("RoleBinding") == int(leader_elect) + int(claims)
 
 
 def test_lease_get_and_update_are_limited_to_routectls_lease(
@@ -86,6 +108,7 @@ def test_lease_get_and_update_are_limited_to_routectls_lease(
         }
     )
     (role,) = (m for m in manifests if m["kind"] == "Role")
+    assert not role["metadata"]["name"].endswith("-pod-cidr-claims")
     for rule in role["rules"]:
         if set(rule["verbs"]) & {"get", "update"}:
             assert rule["resourceNames"] == ["my-lease"]

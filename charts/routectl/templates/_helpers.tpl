@@ -79,7 +79,7 @@ schema (values.schema.json) checks types and ranges; this checks what it cannot 
 {{- fail "provider.credentials.mode is file but neither provider.credentials.file.options nor provider.credentials.file.env says where routectl finds the file, e.g. file.options: {token-file: token}" }}
 {{- end }}
 {{- end }}
-{{- $managed := list "--cluster-name" "--cluster-cidr" "--feature-gates" "--route-reconciliation-period" "--route-resync-period" "--route-sync-batch-window" "--min-sync-interval" "--route-listing-max-age" "--retry-failed-syncs" "--batch-writes" "--batch-write-interval" "--provider" "--provider-option" "--cloud-qps" "--cloud-burst" "--max-concurrent-route-operations" "--cloud-call-timeout" "--cloud-max-attempts" "--cloud-retry-after-cap" "--mass-delete-threshold" "--allow-mass-delete" "--leader-elect" "--leader-elect-lease-duration" "--leader-elect-renew-deadline" "--leader-elect-retry-period" "--leader-elect-resource-name" "--leader-elect-resource-namespace" "--metrics-bind-address" "--log-format" "--v" "-v" "--graceful-shutdown-timeout" "--kubeconfig" }}
+{{- $managed := list "--cluster-name" "--cluster-cidr" "--feature-gates" "--route-reconciliation-period" "--route-resync-period" "--route-sync-batch-window" "--min-sync-interval" "--route-listing-max-age" "--retry-failed-syncs" "--batch-writes" "--batch-write-interval" "--provider" "--provider-option" "--cloud-qps" "--cloud-burst" "--max-concurrent-route-operations" "--cloud-call-timeout" "--cloud-max-attempts" "--cloud-retry-after-cap" "--mass-delete-threshold" "--allow-mass-delete" "--leader-elect" "--leader-elect-lease-duration" "--leader-elect-renew-deadline" "--leader-elect-retry-period" "--leader-elect-resource-name" "--leader-elect-resource-namespace" "--metrics-bind-address" "--log-format" "--v" "-v" "--graceful-shutdown-timeout" "--kubeconfig" "--allocate-node-cidrs" "--node-cidr-mask-size" "--node-cidr-mask-size-ipv4" "--node-cidr-mask-size-ipv6" "--service-cluster-ip-range" "--additional-cluster-cidrs" "--pod-cidr-exclude" "--pod-cidr-reuse-delay" "--pod-cidr-claims" "--ipam-event-type" }}
 {{- range .Values.extraArgs }}
 {{- $flag := . | splitList "=" | first }}
 {{- if has $flag $managed }}
@@ -141,6 +141,22 @@ schema (values.schema.json) checks types and ranges; this checks what it cannot 
 --log-format={{ .Values.logging.format }}
 --v={{ int .Values.logging.verbosity }}
 --graceful-shutdown-timeout={{ .Values.gracefulShutdownTimeout }}
+--allocate-node-cidrs={{ .Values.nodeIPAM.enabled }}
+--node-cidr-mask-size={{ int .Values.nodeIPAM.nodeCIDRMaskSize }}
+--node-cidr-mask-size-ipv4={{ int .Values.nodeIPAM.nodeCIDRMaskSizeIPv4 }}
+--node-cidr-mask-size-ipv6={{ int .Values.nodeIPAM.nodeCIDRMaskSizeIPv6 }}
+{{- with .Values.nodeIPAM.serviceClusterIPRange }}
+--service-cluster-ip-range={{ join "," . }}
+{{- end }}
+{{- with .Values.nodeIPAM.additionalClusterCIDRs }}
+--additional-cluster-cidrs={{ join "," . }}
+{{- end }}
+{{- with .Values.nodeIPAM.exclude }}
+--pod-cidr-exclude={{ join "," . }}
+{{- end }}
+--pod-cidr-reuse-delay={{ .Values.nodeIPAM.reuseDelay }}
+--pod-cidr-claims={{ .Values.nodeIPAM.claims }}
+--ipam-event-type={{ .Values.nodeIPAM.eventType }}
 {{- range .Values.extraArgs }}
 {{ . }}
 {{- end }}
