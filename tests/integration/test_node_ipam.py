@@ -201,3 +201,13 @@ async def test_bad_nodes_at_start_up_do_not_stop_allocation(cluster: Cluster) ->
     assert state.conflicts == 4  # dup-a, dup-b, wide, and sloppy (inside wide)
     assert events(cluster, "ClusterCIDRMisconfigured")  # the route planner's, for "out"
     assert running.service.ready()[0]
+
+
+async def test_service_ranges_and_servicecidr_objects_are_never_handed_out(
+    cluster: Cluster,
+) -> None:
+    """--service-cluster-ip-range and networking.k8s.io/v1 ServiceCIDRs are exclusions."""
+    cluster.server.create_service_cidr("extra", "10.244.0.64/26")
+    await cluster.start(**ipam(service_cluster_ip_range=(ip_network("10.244.0.0/26"),)))
+    cluster.server.create_node(node_object("n1"))
+    await eventually(lambda: pod_cidrs(cluster, "n1") == ["10.244.0.128/26"])
