@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from routectl.cidr import Network, network_or_none
+from routectl.cidr import Network, canonical, network_or_none
 from routectl.ipam.pools import Pools
 
 UNPARSABLE = "PodCIDRUnparsable"
@@ -65,7 +65,7 @@ def inspect(name: str, pod_cidrs: Sequence[str], pools: Pools) -> list[Finding]:
             found.append(Finding(node=name, reason=UNPARSABLE, message=message))
             continue
         families.add(network.version)
-        if str(network) != text:
+        if canonical(text) != text:
             message = (
                 f"pod CIDR {text} of node {name} is not canonical (it means {network}); "
                 f"{network} is kept taken, and new Nodes get canonical CIDRs"

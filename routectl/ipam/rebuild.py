@@ -54,8 +54,7 @@ def rebuild(
     allocator = Allocator(pools, reuse_delay=reuse_delay)
     for source, networks in (exclusions or {}).items():
         allocator.exclude(source, networks)
-    for node in nodes:
-        allocator.observe(None, node, now=now)
+    allocator.load(nodes, now=now)
     confirmed, orphans = _sort_claims(allocator, claims, nodes)
     for claim in orphans:
         if claim.network not in allocator.quarantined:

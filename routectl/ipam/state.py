@@ -107,7 +107,12 @@ class Allocator:
             touched |= self._learn(new, now=now)
         self._refresh(touched)
 
-    def _learn(self, node: NodeView, *, now: float) -> set[str]:
+    def load(self, nodes: Iterable[NodeView], *, now: float) -> None:
+        """Take many Nodes at once (a rebuild): findings are worked out once, at the end."""
+        names = [node.name for node in nodes if not self._learn(node, now=now, alone=False)]
+        self._refresh(names)
+
+    def _learn(self, node: NodeView, *, now: float, alone: bool = True) -> set[str]:
         name = node.name
         if not node.pod_cidrs:
             if name not in self._held:
@@ -124,7 +129,7 @@ class Allocator:
                 touched |= self._release(name, network, now=now)
         self._held[name] = networks
         self._views[name] = node
-        return touched | self._neighbours(name)
+        return touched | self._neighbours(name) if alone else set()
 
     def _forget(self, name: str, *, now: float) -> set[str]:
         self._pending.pop(name, None)
