@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -13,16 +14,26 @@ import signal
 import socket
 import sys
 import uuid
+from collections.abc import Collection
 from typing import Any, TextIO
 
+from routectl.allocation import pools_of
+from routectl.cidr import canonical
 from routectl.config import Settings
 from routectl.dropin import say_ignored
 from routectl.errors import KubeError, ProviderError
+from routectl.ipam import Claim, Decision, Finding, parse_claim, rebuild
+from routectl.ipam.objects import CLAIM_SELECTOR
 from routectl.kube import KubeClient, Pacing, parse_node
 from routectl.logs import configure_logging
 from routectl.metrics import Metrics
 from routectl.model import NodeView, Route
-from routectl.preview import plan_as_json, plan_as_table
+from routectl.preview import (
+    allocations_as_json,
+    allocations_as_table,
+    plan_as_json,
+    plan_as_table,
+)
 from routectl.probes import ProbeServer, ReadyCheck
 from routectl.reconcile import plan
 from routectl.service import EXIT_OK
@@ -171,18 +182,24 @@ async def plan_once(
     out, err = out or sys.stdout, err or sys.stderr
     logging.disable(logging.CRITICAL)  # the one line below says what failed
     try:
-        nodes, routes = await _read_nodes_and_routes(settings)
+        nodes, routes, claims = await _read_nodes_and_routes(settings)
     except KubeError as exc:
         return _failed(err, f"the Kubernetes API server: {exc}")
     except ProviderError as exc:
         return _failed(err, f"the cloud (provider {settings.provider}): {exc}")
     finally:
         logging.disable(logging.NOTSET)
-    result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.cluster_cidrs)
+    ipam: tuple[Decision, list[Finding]] | None = None
+    if settings.allocate_node_cidrs:
+        ipam, nodes = _allocations(settings, nodes, routes, claims)
+    result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.route_cidrs)
     if output == "json":
-        text = json.dumps(plan_as_json(result), indent=2) + "\n"
+        shown = dict(plan_as_json(result))
+        if ipam is not None:
+            shown["node_ipam"] = allocations_as_json(*ipam)
+        text = json.dumps(shown, indent=2) + "\n"
     else:
-        text = plan_as_table(result)
+        text = plan_as_table(result) + (allocations_as_table(*ipam) if ipam else "")
     try:
         for line in text.splitlines(keepends=True):  # line by line: a pipe closed early
             out.write(line)  # fails the next write, however much the kernel took at once
@@ -193,7 +210,9 @@ async def plan_once(
     return EXIT_OK
 
 
-async def _read_nodes_and_routes(settings: Settings) -> tuple[list[NodeView], list[Route]]:
+async def _read_nodes_and_routes(
+    settings: Settings,
+) -> tuple[list[NodeView], list[Route], list[Claim]]:
     metrics, sources = Metrics.create(), Sources.system()
     plugin = load_provider(settings, metrics=metrics, sources=sources)
     provider = gate(plugin, settings, metrics=metrics, sources=sources)
@@ -206,10 +225,15 @@ async def _read_nodes_and_routes(settings: Settings) -> tuple[list[NodeView], li
         listing = await kube.list_nodes()
         nodes = [parse_node(item) for item in listing.items]
         routes = list(await provider.list_routes())
+        claims: list[Claim] = []
+        if settings.allocate_node_cidrs and settings.pod_cidr_claims == "lease":
+            namespace = settings.leader_elect_resource_namespace
+            raw = await kube.list_leases(namespace, label_selector=CLAIM_SELECTOR)
+            claims = [c for c in map(parse_claim, raw) if c is not None]
     finally:
         await provider.aclose()
         await kube.aclose()
-    return nodes, routes
+    return nodes, routes, claims
 
 
 def _failed(err: TextIO, what: str) -> int:
@@ -222,3 +246,24 @@ def _quiet_stdout(out: TextIO) -> None:
     if out is sys.stdout:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+
+
+def _allocations(
+    settings: Settings, nodes: list[NodeView], routes: Collection[Route], claims: list[Claim]
+) -> tuple[tuple[Decision, list[Finding]], list[NodeView]]:
+    """What node IPAM would allocate now, and the Nodes as they would then be."""
+    rebuilt = rebuild(
+        pools=pools_of(settings),
+        nodes=nodes,
+        claims=claims,
+        routes=frozenset(canonical(r.destination_cidr) for r in routes),
+        now=0.0,
+        reuse_delay=settings.pod_cidr_reuse_delay,
+    )
+    decision = rebuilt.allocator.plan()
+    findings = sorted(f for fs in rebuilt.allocator.findings.values() for f in fs)
+    given = {a.node: tuple(str(c) for c in a.cidrs) for a in decision.allocations}
+    after = [
+        dataclasses.replace(n, pod_cidrs=given[n.name]) if n.name in given else n for n in nodes
+    ]
+    return (decision, findings), after

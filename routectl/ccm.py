@@ -138,8 +138,7 @@ def controllers_problem(names: tuple[str, ...]) -> str | None:
 
 
 IGNORED_FLAGS: Mapping[str, str] = {
-    "--allocate-node-cidrs": "the CCM's route controller does not read it either",
-    "--cidr-allocator-type": "node IPAM is not routectl's",
+    "--cidr-allocator-type": "routectl's allocator (--allocate-node-cidrs) is a range allocator",
     "--concurrent-node-syncs": "the cloud-node controller's",
     "--concurrent-service-syncs": "the service controller's",
     "--controller-start-interval": "routectl starts one controller",

@@ -31,8 +31,9 @@ from routectl.ccm import (
     parse_controllers,
     parse_gates,
 )
-from routectl.cidr import Network
+from routectl.cidr import Network, parse_cidr
 from routectl.errors import ConfigError
+from routectl.ipam.pools import check_pools, node_mask_sizes, parse_service_ranges
 from routectl.option import (
     CLUSTER_CIDRS,
     DURATION,
@@ -57,6 +58,7 @@ from routectl.option import (
 )
 from routectl.syntax import (
     format_bool,
+    format_cidrs,
     format_duration,
     parse_bool,
     parse_cluster_cidrs,
@@ -122,7 +124,23 @@ MAYBE_INT: Syntax[int | None] = Syntax(
     metavar="INT", parse=parse_int, show=lambda v: "" if v is None else str(v)
 )
 
+
+def _cidr_list(text: str) -> tuple[Network, ...]:
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    return tuple(parse_cidr(p) for p in parts)
+
+
+CIDR_LIST: Syntax[tuple[Network, ...]] = Syntax(
+    metavar="CIDR,...", parse=_cidr_list, show=format_cidrs
+)
+"""Any number of CIDRs of either family, comma-separated (sloppy, masked, like KCM)."""
+SERVICE_RANGES: Syntax[tuple[Network, ...]] = Syntax(
+    metavar="CIDR[,CIDR]", parse=parse_service_ranges, show=format_cidrs, late=True
+)
+"""``--service-cluster-ip-range``, read late: its errors are KCM's texts, shown as they are."""
+
 CLUSTER, CLOUD, SYNC = "cluster", "cloud", "synchronisation"
+IPAM = "node IPAM (pod CIDR allocation, off by default)"
 ELECTION, SERVING = "leader election", "serving and logging"
 SECURE = "secure serving and delegated authentication (as the CCM's)"
 IGNORED = "cloud-controller-manager flags that do not concern routes (accepted, ignored)"
@@ -385,8 +403,53 @@ class Settings:
         default=30.0, syntax=DURATION, check=at_least(0.0), group=SERVING,
         help="on SIGTERM, how long the sync in flight may take to finish",
     )
+    allocate_node_cidrs: bool = option(
+        default=False, group=IPAM, commands=BOTH,
+        help="Should CIDRs for Pods be allocated and set on the cloud provider. "
+        "Requires --cluster-cidr",
+    )
+    """KCM's flag and help text. routectl allocates in its route sync: turn KCM's off."""
+    node_cidr_mask_size: int = option(
+        default=0, check=within(0, 128), group=IPAM, commands=BOTH,
+        help="Mask size for node cidr in cluster. Default is 24 for IPv4 and 64 for IPv6",
+    )
+    node_cidr_mask_size_ipv4: int = option(
+        default=0, check=within(0, 32), group=IPAM, commands=BOTH,
+        help="Mask size for IPv4 node cidr in dual-stack cluster. Default is 24",
+    )
+    node_cidr_mask_size_ipv6: int = option(
+        default=0, check=within(0, 128), group=IPAM, commands=BOTH,
+        help="Mask size for IPv6 node cidr in dual-stack cluster. Default is 64",
+    )
+    service_cluster_ip_range: tuple[Network, ...] = option(
+        default=(), syntax=SERVICE_RANGES, group=IPAM, commands=BOTH,
+        help="CIDR Range for Services in cluster. Only used when --allocate-node-cidrs=true; "
+        "if false, this option will be ignored",
+    )
+    """Excluded from the pools. Unlike KCM, a value that does not parse is an error."""
+    additional_cluster_cidrs: tuple[Network, ...] = option(
+        default=(), syntax=CIDR_LIST, group=IPAM, commands=BOTH,
+        help="more pod CIDR pools, used in order once --cluster-cidr's pool of the family is "
+        "full; routes inside them are routectl's too",
+    )
+    pod_cidr_exclude: tuple[Network, ...] = option(
+        default=(), syntax=CIDR_LIST, group=IPAM, commands=BOTH,
+        help="ranges never handed to a Node (the node subnet, say)",
+    )
+    pod_cidr_reuse_delay: float = option(
+        default=300.0, syntax=DURATION, check=at_least(0.0), group=IPAM, commands=BOTH,
+        help="a released pod CIDR is reused only this long after its route is gone",
+    )
+    pod_cidr_claims: str = option(
+        default="lease", check=one_of("lease", "none"), group=IPAM, commands=BOTH,
+        help="claim each allocated CIDR with a Lease before writing it to the Node "
+        "(two writers can never hand one CIDR out twice)",
+    )
+    ipam_event_type: str = option(
+        default="Warning", check=one_of("Warning", "Normal"), group=IPAM,
+        help="type of CIDRNotAvailable and CIDRAssignmentFailed Events (KCM: Normal)",
+    )
     # The CCM's generic flags that do not concern routes: accepted, said once, ignored.
-    allocate_node_cidrs: _Bool = _ignored(_B)
     cidr_allocator_type: _Text = _ignored(_S)
     concurrent_node_syncs: _Int = _ignored(_I)
     concurrent_service_syncs: _Int = _ignored(_I)
@@ -438,6 +501,24 @@ class Settings:
         """Watch mode (the default) unless ``--feature-gates`` turns its gate off."""
         return self.feature_gates.get(WATCH_GATE, True)
 
+    @property
+    def route_cidrs(self) -> tuple[Network, ...]:
+        """The ranges whose routes are routectl's: the cluster CIDRs, and with node IPAM
+        on, the additional pools."""
+        if not self.allocate_node_cidrs:
+            return self.cluster_cidrs
+        return (*self.cluster_cidrs, *self.additional_cluster_cidrs)
+
+    @property
+    def node_masks(self) -> dict[int, int]:
+        """The node mask size per IP version, as KCM resolves the three flags."""
+        return node_mask_sizes(
+            self.cluster_cidrs,
+            mask=self.node_cidr_mask_size,
+            ipv4=self.node_cidr_mask_size_ipv4,
+            ipv6=self.node_cidr_mask_size_ipv6,
+        )
+
     def __post_init__(self) -> None:
         for each in OPTIONS:
             each.validate(getattr(self, each.name))
@@ -459,6 +540,29 @@ def leader_election_timings(s: Settings) -> str | None:
         "--leader-elect-lease-duration must exceed --leader-elect-renew-deadline, "
         "which must exceed 1.2 x --leader-elect-retry-period"
     )
+
+
+def node_ipam(s: Settings) -> str | None:
+    """KCM's checks of the mask sizes against the pools, when node IPAM is on."""
+    if not s.allocate_node_cidrs:
+        return None
+    if not s.configure_cloud_routes:
+        return (
+            "--allocate-node-cidrs=true needs --configure-cloud-routes=true "
+            "(routectl allocates pod CIDRs in its route sync)"
+        )
+    families = {c.version for c in s.cluster_cidrs}
+    for extra in s.additional_cluster_cidrs:
+        if extra.version not in families:
+            return (
+                f"--additional-cluster-cidrs: {extra} is IPv{extra.version}, "
+                "a family --cluster-cidr does not have"
+            )
+    try:
+        check_pools(s.route_cidrs, s.node_masks)
+    except ConfigError as exc:
+        return str(exc)
+    return None
 
 
 def _with_reasons(options: tuple[Option[Any], ...]) -> tuple[Option[Any], ...]:
@@ -491,6 +595,7 @@ RULES: tuple[Callable[[Settings], str | None], ...] = (
     leader_election_timings,
     tls_pair,
     route_controller_enabled,
+    node_ipam,
 )
 """Rules across options, checked after each option's own; each returns the problem or None."""
 _DEFAULTS = {each.name: each.default for each in OPTIONS if not each.required}

@@ -7,6 +7,8 @@ A sync (:meth:`Controller.sync`):
    old one: a new Node's route is never held back by a ListRoutes; a sync that planned on
    an old listing asks for a fresh one behind its writes, and a failed sync throws the
    cached listing away;
+   with ``--allocate-node-cidrs``, node IPAM's step (:mod:`routectl.allocation`) then gives
+   pod CIDRs to the Nodes without them, which this same sync routes;
 3. plans with the pure planner, over the whole cluster or only the changes' scope
    (:mod:`routectl.reconcile`, :mod:`routectl.scope`); a plan that would delete a route
    whose cloud name we do not know yet plans again on a fresh listing;
@@ -28,6 +30,7 @@ import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 
+from routectl.allocation import NodeIpam
 from routectl.apply import Applied, CreateDone, apply_batch, apply_routes
 from routectl.changes import Changes, Dirty
 from routectl.config import Settings
@@ -71,8 +74,11 @@ class Controller:
         metrics: Metrics,
         clock: Callable[[], float],
         request_fresh: Callable[[], None],
+        ipam: NodeIpam | None = None,
     ) -> None:
         self.settings = settings
+        self.ipam = ipam
+        """Node IPAM (``--allocate-node-cidrs``): pod CIDRs allocated before planning."""
         self.request_fresh = request_fresh
         """Ask for a sync on a fresh listing (after one planned on a stale listing)."""
         self.store = store
@@ -109,6 +115,7 @@ class Controller:
         except ProviderError as exc:
             await self.status.routes_blocked(self.changes.waiting(), exc)
             raise
+        dirty, allocation_errors = await self._allocate(listing, dirty)
         work = self._plan(listing, dirty)
         if self.listing.must_relist(work.plan):
             work = self._plan(await self.listing.get(fresh=True), dirty)
@@ -127,7 +134,20 @@ class Controller:
         if listing.stale:
             # The writes went out on an old listing; now look again, behind them.
             self.request_fresh()
+        if allocation_errors:
+            raise SyncFailedError(
+                f"{len(allocation_errors)} pod CIDR write(s) failed; first: {allocation_errors[0]}",
+                allocation_errors,
+            )
         return applied.changed
+
+    async def _allocate(self, listing: Listing, dirty: Dirty) -> tuple[Dirty, list[RoutectlError]]:
+        """Node IPAM's step: pod CIDRs for the Nodes without them, planned in this sync."""
+        if self.ipam is None:
+            return dirty, []
+        assigned = await self.ipam.step(listing)
+        merged = Dirty(dirty.names | assigned.names, dirty.cidrs | assigned.cidrs)
+        return merged, list(assigned.errors)
 
     def _plan(self, listing: Listing, dirty: Dirty) -> Planned:
         """Plan over every Node, or only over what the changes can affect."""
@@ -143,7 +163,8 @@ class Controller:
                 routes=listing.index,
                 changed_cidrs=dirty.cidrs,
             )
-        result = plan(nodes=nodes, routes=routes, cluster_cidrs=self.settings.cluster_cidrs)
+        cidrs = self.ipam.route_cidrs if self.ipam else self.settings.cluster_cidrs
+        result = plan(nodes=nodes, routes=routes, cluster_cidrs=cidrs)
         duration = self.metrics.plan_duration.labels(scope="full" if full else "changes")
         duration.observe(self.clock() - started)
         return Planned(plan=result, nodes=nodes, full=full)
@@ -178,6 +199,8 @@ class Controller:
             self.listing.remember(
                 deleted=applied.deleted, created=[c.route for c in applied.created]
             )
+            if self.ipam is not None:
+                self.ipam.routes_deleted([r.destination_cidr for r in applied.deleted])
         errors: list[RoutectlError] = [*applied.errors, *stream.errors]
         if errors:
             raise SyncFailedError(_summary(applied, errors), errors)

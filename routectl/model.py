@@ -42,6 +42,8 @@ class NodeView:
     addresses: tuple[NodeAddress, ...]
     network_unavailable: Condition | None = None
     provider_id: str = ""
+    created: str = ""
+    """``metadata.creationTimestamp`` as served (RFC 3339, so it sorts by time)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,9 +1,11 @@
-"""How ``routectl plan`` shows a plan: a text table for people, JSON for tools."""
+"""How ``routectl plan`` shows a plan: a text table for people, JSON for tools; with node
+IPAM on, the allocations it would make, the Nodes that would wait and the findings too."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
+from routectl.ipam import Decision, Finding
 from routectl.reconcile import Plan
 
 
@@ -59,3 +61,30 @@ def plan_as_table(result: Plan) -> str:
         *("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows),
     ]
     return "\n".join(lines) + "\n"
+
+
+def allocations_as_json(decision: Decision, findings: Iterable[Finding]) -> Mapping[str, object]:
+    """Node IPAM's part of ``routectl plan -o json``: allocations it would make, who waits."""
+    return {
+        "allocations": [
+            {"node": a.node, "pod_cidrs": [str(c) for c in a.cidrs]} for a in decision.allocations
+        ],
+        "waiting": [{"node": w.node, "why": w.message} for w in decision.waiting],
+        "findings": [{"node": f.node, "reason": f.reason, "message": f.message} for f in findings],
+    }
+
+
+def allocations_as_table(decision: Decision, findings: Iterable[Finding]) -> str:
+    """Node IPAM's part of ``routectl plan``: one line per allocation, wait and finding."""
+    rows = [("action", "node", "pod CIDRs", "note")]
+    rows += [("allocate", a.node, ",".join(map(str, a.cidrs)), "") for a in decision.allocations]
+    rows += [("wait", w.node, "", w.message) for w in decision.waiting]
+    rows += [("finding", f.node, "", f"{f.reason}: {f.message}") for f in findings]
+    if len(rows) == 1:
+        rows.append(("-", "", "", "every Node has its pod CIDRs"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    title = f"node IPAM: {len(decision.allocations)} to allocate, {len(decision.waiting)} waiting"
+    body = (
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    )
+    return "\n".join([title, *body]) + "\n"

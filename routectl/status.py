@@ -18,7 +18,7 @@ import asyncio
 import datetime
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 from routectl.errors import KubeError, KubeWriteFencedError, ProviderError
 from routectl.fence import Fence
@@ -28,21 +28,34 @@ from routectl.model import NodeView
 from routectl.reconcile import Plan, RouteCreate, desired_condition
 
 logger = logging.getLogger("routectl.controller")
+T = TypeVar("T")
 HTTP_NOT_FOUND = 404
 MAX_BLOCKED_EVENTS = 50
 """At most this many Nodes are told, per failed listing, that their routes wait."""
 
 
 class KubeWriter(Protocol):
-    """The API writes a sync makes."""
+    """The API writes a sync makes (what they answer is not used)."""
 
-    async def patch_node_status(self, name: str, patch: dict[str, Any]) -> None: ...
+    async def patch_node_status(self, name: str, patch: dict[str, Any]) -> object: ...
 
-    async def create_event(self, event: dict[str, Any]) -> None: ...
+    async def create_event(self, event: dict[str, Any]) -> object: ...
+
+
+class IpamWriter(KubeWriter, Protocol):
+    """The writes node IPAM adds (:mod:`routectl.allocation`): the Node's pod CIDRs and
+    claim Leases."""
+
+    async def patch_node(self, name: str, patch: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def create_lease(self, namespace: str, lease: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def delete_lease(self, namespace: str, name: str) -> None: ...
 
 
 class FencedWriter:
-    """A :class:`KubeWriter` whose writes start only while the fence admits them.
+    """A :class:`KubeWriter` (and :class:`IpamWriter`) whose writes start only while the fence
+    admits them.
 
     Each write runs with the client's timeout cut to what the lease still covers; a write
     the fence refuses raises :class:`~routectl.errors.KubeWriteFencedError` unsent.
@@ -62,11 +75,29 @@ class FencedWriter:
         """Create an Event, fenced."""
         await self._fenced("create event", lambda: self._inner.create_event(event))
 
-    async def _fenced(self, what: str, write: Callable[[], Awaitable[None]]) -> None:
+    async def patch_node(self, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        """Patch ``nodes/<name>`` (its pod CIDRs), fenced; returns the Node."""
+        return await self._fenced(f"patch node {name}", lambda: self._ipam.patch_node(name, patch))
+
+    async def create_lease(self, namespace: str, lease: dict[str, Any]) -> dict[str, Any]:
+        """Create a claim Lease, fenced."""
+        what = f"create lease {namespace}/{lease['metadata']['name']}"
+        return await self._fenced(what, lambda: self._ipam.create_lease(namespace, lease))
+
+    async def delete_lease(self, namespace: str, name: str) -> None:
+        """Delete a claim Lease, fenced."""
+        what = f"delete lease {namespace}/{name}"
+        await self._fenced(what, lambda: self._ipam.delete_lease(namespace, name))
+
+    @property
+    def _ipam(self) -> IpamWriter:
+        return cast("IpamWriter", self._inner)
+
+    async def _fenced(self, what: str, write: Callable[[], Awaitable[T]]) -> T:
         timeout = self._fence.admit(timeout=self._timeout, what=what, error=KubeWriteFencedError)
         try:
             async with asyncio.timeout(timeout):
-                await write()
+                return await write()
         except TimeoutError:
             raise KubeError(f"{what}: no answer within {timeout:g}s") from None
 

@@ -17,6 +17,7 @@ import logging
 import random
 from collections.abc import Callable
 
+from routectl.allocation import NodeIpam
 from routectl.budget import Budget
 from routectl.changes import Changes
 from routectl.config import Settings
@@ -25,6 +26,7 @@ from routectl.events import EventRecorder
 from routectl.fence import Fence
 from routectl.gate import RateLimitedProvider, call_policy
 from routectl.informer import Informer, NodeHandler, NodeStore
+from routectl.ipam_metrics import IpamMetrics
 from routectl.kube import KubeClient
 from routectl.lease import ElectionSettings, LeaderElector
 from routectl.listing import ListingCache
@@ -139,32 +141,48 @@ def build_service(
         batch_window=settings.batch_window, min_interval=min_interval, observer=metrics.workqueue
     )
     lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
+    writer = FencedWriter(kube, fence=fence, timeout=kube.request_timeout)
+    status = NodeStatus(
+        kube=FencedWriter(EventRecorder(kube), fence=fence, timeout=kube.request_timeout),
+        nodes=store,
+        lease=lease,
+        wall_clock=sources.wall_clock,
+        count_problem=lambda reason: metrics.problems.labels(reason=reason).inc(),
+    )
+    ipam = None
+    if settings.allocate_node_cidrs:
+        ipam = NodeIpam(
+            settings=settings,
+            reader=kube,
+            writer=writer,
+            store=store,
+            status=status,
+            metrics=IpamMetrics.create(metrics.registry),
+            clock=_loop_time,
+            wall_clock=sources.wall_clock,
+            request_sync=lambda fresh: queue.request(trigger="periodic", fresh_listing=fresh),
+        )
     controller = Controller(
         settings=settings,
         store=store,
         changes=changes,
         listing=ListingCache(
             provider=gated,
-            cluster_cidrs=settings.cluster_cidrs,
+            cluster_cidrs=settings.route_cidrs,
             max_age=settings.listing_max_age,
             clock=_loop_time,
         ),
         provider=gated,
-        status=NodeStatus(
-            kube=FencedWriter(EventRecorder(kube), fence=fence, timeout=kube.request_timeout),
-            nodes=store,
-            lease=lease,
-            wall_clock=sources.wall_clock,
-            count_problem=lambda reason: metrics.problems.labels(reason=reason).inc(),
-        ),
+        status=status,
         metrics=metrics,
         clock=_loop_time,
         request_fresh=lambda: queue.request(trigger="periodic", fresh_listing=True),
+        ipam=ipam,
     )
     informer = Informer(
         kube=kube,
         store=store,
-        on_change=_feed(changes, queue, watch_mode=settings.watch_mode),
+        on_change=_feed(changes, queue, watch_mode=settings.watch_mode, ipam=ipam),
         on_relist=lambda reason: metrics.relists.labels(reason=reason).inc(),
         rng=sources.rng,
     )
@@ -194,12 +212,15 @@ def build_service(
     )
 
 
-def _feed(changes: Changes, queue: CoalescingQueue, *, watch_mode: bool) -> NodeHandler:
+def _feed(
+    changes: Changes, queue: CoalescingQueue, *, watch_mode: bool, ipam: NodeIpam | None = None
+) -> NodeHandler:
     """The informer's callback: note every change, request a sync for those that matter."""
 
     def feed(old: NodeView | None, new: NodeView | None) -> None:
         changes.note(old, new, now=_loop_time())
-        if watch_mode and needs_sync(old, new):
+        echo = ipam.note(old, new) if ipam is not None else False  # routed by the sync in flight
+        if watch_mode and needs_sync(old, new) and not echo:
             queue.request(trigger="node_change")
 
     return feed

@@ -173,6 +173,7 @@ class KubeClient:
         self._coordination: Any = client.CoordinationV1Api(api)
         self._authentication: Any = client.AuthenticationV1Api(api)
         self._authorization: Any = client.AuthorizationV1Api(api)
+        self._networking: Any = client.NetworkingV1Api(api)
 
     @classmethod
     async def connect(
@@ -367,6 +368,58 @@ class KubeClient:
                 name, namespace, lease, _preload_content=False, _request_timeout=self._timeout()
             )
             return await self._read(response, what="update lease")
+
+    # -- node IPAM (routectl.allocation): the Node spec patch, claim Leases, ServiceCIDRs --
+
+    async def patch_node(self, name: str, patch: JsonObj) -> JsonObj:
+        """Strategic-merge PATCH of ``nodes/<name>`` (its spec); returns the Node."""
+        what = f"patch node {name}"
+        with _translated(what):
+            response = await self._core.patch_node(
+                name, patch, _preload_content=False, _request_timeout=self._timeout()
+            )
+            return await self._read(response, what=what)
+
+    async def list_leases(
+        self, namespace: str, *, label_selector: str, page_size: int = 500
+    ) -> list[JsonObj]:
+        """Every Lease in ``namespace`` with the labels asked for, page by page."""
+        items: list[JsonObj] = []
+        token: str | None = None
+        while True:
+            with _translated("list leases"):
+                kwargs: dict[str, Any] = {"limit": page_size, "label_selector": label_selector}
+                if token:
+                    kwargs["_continue"] = token
+                response = await self._coordination.list_namespaced_lease(
+                    namespace, _preload_content=False, _request_timeout=self._timeout(), **kwargs
+                )
+                page = await self._read(response, what="list leases")
+            found = page.get("items") or []
+            if isinstance(found, list):
+                items.extend(i for i in found if isinstance(i, dict))
+            metadata = page.get("metadata")
+            token = metadata.get("continue") if isinstance(metadata, dict) else None
+            if not token:
+                return items
+
+    async def delete_lease(self, namespace: str, name: str) -> None:
+        """Delete a Lease (404 if it is gone already)."""
+        with _translated("delete lease"):
+            response = await self._coordination.delete_namespaced_lease(
+                name, namespace, _preload_content=False, _request_timeout=self._timeout()
+            )
+            await self._read(response, what="delete lease")
+
+    async def list_service_cidrs(self) -> list[JsonObj]:
+        """Every networking.k8s.io/v1 ServiceCIDR (404 on clusters older than 1.33)."""
+        with _translated("list servicecidrs"):
+            response = await self._networking.list_service_cidr(
+                _preload_content=False, _request_timeout=self._timeout()
+            )
+            page = await self._read(response, what="list servicecidrs")
+        found = page.get("items") or []
+        return [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
 
 
 def _register_secrets(cfg: client.Configuration) -> None:

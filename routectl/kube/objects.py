@@ -56,6 +56,7 @@ def parse_node(raw: Mapping[str, Any]) -> NodeView:
         addresses=addresses,
         network_unavailable=_network_unavailable(_list(status.get("conditions"))),
         provider_id=_text(spec.get("providerID")),
+        created=_text(metadata.get("creationTimestamp")),
     )
 
 

@@ -40,6 +40,12 @@ EVERYTHING = {  # renders every flag the chart can render
         "options": {"network": "k8s"},
         "credentials": {"existingSecret": "s", "mode": "file", "file": {"options": {"t": "t"}}},
     },
+    "nodeIPAM": {
+        "enabled": True,
+        "serviceClusterIPRange": ["10.96.0.0/12"],
+        "additionalClusterCIDRs": ["10.245.0.0/16"],
+        "exclude": ["10.244.255.0/24"],
+    },
 }
 BY_FLAG = {name: o for o in OPTIONS if o.flag for name in (o.flag, *o.aliases)}
 RUN_FLAGS = {name for name, o in BY_FLAG.items() if RUN in o.commands}

@@ -22,6 +22,11 @@ REVIEWS = {
 }
 LEASE_VERBS = {"get", "create", "update"}
 EVENT_VERBS = {"create", "get", "patch"}
+IPAM_CLUSTER_RULES = {
+    ("", "nodes"): {"list", "watch", "patch"},
+    ("networking.k8s.io", "servicecidrs"): {"list"},
+}
+CLAIM_VERBS = {"create", "get", "list", "delete"}
 
 
 def _strings(node: Any) -> Iterator[str]:
@@ -45,6 +50,14 @@ def _args(manifests: list[Manifest]) -> list[str]:
     return args
 
 
+def _ipam(manifests: list[Manifest]) -> bool:
+    return "--allocate-node-cidrs=true" in _args(manifests)
+
+
+def _claims(manifests: list[Manifest]) -> bool:
+    return _ipam(manifests) and "--pod-cidr-claims=lease" in _args(manifests)
+
+
 def _verbs_by_resource(role: Manifest) -> dict[tuple[str, str], set[str]]:
     """(apiGroup, resource) -> verbs granted by ``role``'s rules, all rules added up."""
     granted: dict[tuple[str, str], set[str]] = {}
@@ -65,13 +78,17 @@ def test_no_wildcard_anywhere_in_rbac(manifests: list[Manifest]) -> None:
 
 
 def test_cluster_role_grants_exactly_nodes_and_their_status(manifests: list[Manifest]) -> None:
-    """The ClusterRole grants Nodes list/watch and nodes/status patch, and the reviews of
-    delegated authn/authz when serving securely: no Event anywhere."""
+    """The ClusterRole grants Nodes list/watch and nodes/status patch, the reviews of
+    delegated authn/authz when serving securely, and with node IPAM Node patch and
+    ServiceCIDR list: no Event anywhere."""
     (cluster_role,) = (m for m in manifests if m["kind"] == "ClusterRole" and m["metadata"]["name"] == "routectl")  # fmt: skip
     secure = any(
         a.startswith("--secure-port=") and a != "--secure-port=0" for a in _args(manifests)
     )
-    assert _verbs_by_resource(cluster_role) == CLUSTER_RULES | (REVIEWS if secure else {})
+    expected = CLUSTER_RULES | (REVIEWS if secure else {})
+    if _ipam(manifests):
+        expected = expected | IPAM_CLUSTER_RULES
+    assert _verbs_by_resource(cluster_role) == expected
 
 
 def test_leases_and_events_only_through_roles(manifests: list[Manifest]) -> None:
@@ -85,14 +102,26 @@ def test_leases_and_events_only_through_roles(manifests: list[Manifest]) -> None
         "spec"
     ]["containers"]
     leader_elect = "--leader-elect=true" in container["args"]
-    roles = {m["metadata"]["namespace"]: m for m in manifests if m["kind"] == "Role"}
+    roles = {
+        m["metadata"]["namespace"]: m
+        for m in manifests
+        if m["kind"] == "Role" and not m["metadata"]["name"].endswith("-pod-cidr-claims")
+    }
     expected = {("", "events"): EVENT_VERBS}
     if leader_elect:
         expected[("coordination.k8s.io", "leases")] = LEASE_VERBS
     assert _verbs_by_resource(roles["kube-system"]) == expected
     assert _verbs_by_resource(roles["default"]) == {("", "events"): EVENT_VERBS}
+    claims = [m for m in manifests if m["metadata"]["name"].endswith("-pod-cidr-claims")]
+    if _claims(manifests):
+        (role,) = (m for m in claims if m["kind"] == "Role")
+        assert role["metadata"]["namespace"] == "kube-system"
+        assert _verbs_by_resource(role) == {("coordination.k8s.io", "leases"): CLAIM_VERBS}
+    else:
+        assert claims == []
     kinds = [m["kind"] for m in manifests]
-    assert kinds.count("Role") == kinds.count("RoleBinding") == 2
+    count = 2 + int(_claims(manifests))
+    assert kinds.count("Role") == kinds.count("RoleBinding") == count
 
 
 def test_lease_get_and_update_are_limited_to_routectls_lease(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from ipaddress import ip_network
 
 import aiohttp
 import pytest
@@ -85,3 +86,31 @@ async def test_disabled_route_configuration_is_ready_and_idle(cluster: Cluster) 
         "route configuration is off (--configure-cloud-routes=false)",
     )
     assert await running.stop() == 0
+
+
+async def test_plan_shows_the_allocations_node_ipam_would_make(cluster: Cluster, capsys) -> None:
+    """With --allocate-node-cidrs, plan shows each allocation, the routes that follow, the
+    Nodes that would wait and the findings; it writes nothing."""
+    cluster.server.create_node(node_object("old", "10.244.0.0/24"))
+    cluster.server.create_node(node_object("sloppy", "10.244.1.7/24"))
+    cluster.server.create_node(node_object("new"))
+    ipam = settings(
+        kubeconfig=str(cluster.kubeconfig),
+        cluster_cidrs=(ip_network("10.244.0.0/22"),),
+        allocate_node_cidrs=True,
+    )
+    assert await plan_once(ipam, output="json") == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["node_ipam"]["allocations"] == [{"node": "new", "pod_cidrs": ["10.244.2.0/24"]}]
+    assert ("new", "10.244.2.0/24") in {(c["node"], c["cidr"]) for c in printed["creates"]}
+    assert [(f["node"], f["reason"]) for f in printed["node_ipam"]["findings"]] == [
+        ("sloppy", "PodCIDRNotCanonical")
+    ]
+    assert await plan_once(ipam, output="table") == 0
+    table = capsys.readouterr().out
+    assert "node IPAM: 1 to allocate, 0 waiting" in table
+    assert any(
+        line.split()[:3] == ["allocate", "new", "10.244.2.0/24"] for line in table.splitlines()
+    )
+    writes = [r for r in cluster.server.requests if r.method != "GET"]
+    assert writes == [], "plan must change nothing"

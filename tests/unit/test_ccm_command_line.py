@@ -204,5 +204,6 @@ def test_ignored_flags_and_gates_are_said_once(caplog) -> None:
         for line in lines
     )
     assert not any("--webhooks" in line for line in lines)
-    assert len(lines) == 7
+    assert not any("--allocate-node-cidrs" in line for line in lines)  # routectl's own now
+    assert len(lines) == 6
     assert [r.getMessage() for r in caplog.records] == lines

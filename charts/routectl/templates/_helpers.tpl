@@ -146,10 +146,10 @@ schema (values.schema.json) checks types and ranges; this checks what it cannot 
 {{- fail (printf "leaderElection: leaseDuration (%s) must exceed renewDeadline (%s), which must exceed 1.2 x retryPeriod (%s), as routectl's --leader-elect-* flags require" .Values.leaderElection.leaseDuration .Values.leaderElection.renewDeadline .Values.leaderElection.retryPeriod) }}
 {{- end }}
 {{- end }}
-{{- $managed := list "--cluster-name" "--cluster-cidr" "--feature-gates" "--route-reconciliation-period" "--route-resync-period" "--route-sync-batch-window" "--min-sync-interval" "--route-listing-max-age" "--retry-failed-syncs" "--batch-writes" "--batch-write-interval" "--provider" "--provider-option" "--cloud-qps" "--cloud-burst" "--max-concurrent-route-operations" "--cloud-call-timeout" "--cloud-max-attempts" "--cloud-retry-after-cap" "--mass-delete-threshold" "--allow-mass-delete" "--leader-elect" "--leader-elect-lease-duration" "--leader-elect-renew-deadline" "--leader-elect-retry-period" "--leader-elect-resource-name" "--leader-elect-resource-namespace" "--metrics-bind-address" "--log-format" "--v" "-v" "--graceful-shutdown-timeout" "--kubeconfig" "--kube-api-qps" "--kube-api-burst" "--secure-port" "--bind-address" "--logging-format" "--cloud-provider" }}
+{{- $managed := list "--cluster-name" "--cluster-cidr" "--feature-gates" "--route-reconciliation-period" "--route-resync-period" "--route-sync-batch-window" "--min-sync-interval" "--route-listing-max-age" "--retry-failed-syncs" "--batch-writes" "--batch-write-interval" "--provider" "--provider-option" "--cloud-qps" "--cloud-burst" "--max-concurrent-route-operations" "--cloud-call-timeout" "--cloud-max-attempts" "--cloud-retry-after-cap" "--mass-delete-threshold" "--allow-mass-delete" "--leader-elect" "--leader-elect-lease-duration" "--leader-elect-renew-deadline" "--leader-elect-retry-period" "--leader-elect-resource-name" "--leader-elect-resource-namespace" "--metrics-bind-address" "--log-format" "--v" "-v" "--graceful-shutdown-timeout" "--kubeconfig" "--kube-api-qps" "--kube-api-burst" "--secure-port" "--bind-address" "--logging-format" "--cloud-provider" "--allocate-node-cidrs" "--node-cidr-mask-size" "--node-cidr-mask-size-ipv4" "--node-cidr-mask-size-ipv6" "--service-cluster-ip-range" "--additional-cluster-cidrs" "--pod-cidr-exclude" "--pod-cidr-reuse-delay" "--pod-cidr-claims" "--ipam-event-type" }}
 {{/* The flags of `routectl run` the chart leaves to extraArgs (a test keeps the list equal to
 routectl's settings table): anything else would stop the pod at start-up. */}}
-{{- $extra := list "--allocate-node-cidrs" "--allow-metric-labels" "--allow-metric-labels-manifest" "--authentication-kubeconfig" "--authentication-skip-lookup" "--authentication-token-webhook-cache-ttl" "--authentication-tolerate-lookup-failure" "--authorization-always-allow-paths" "--authorization-kubeconfig" "--authorization-webhook-cache-authorized-ttl" "--authorization-webhook-cache-unauthorized-ttl" "--cert-dir" "--cidr-allocator-type" "--client-ca-file" "--cloud-config" "--concurrent-node-syncs" "--concurrent-service-syncs" "--configure-cloud-routes" "--contention-profiling" "--controller-start-interval" "--controllers" "--disabled-metrics" "--enable-leader-migration" "--external-cloud-volume-plugin" "--http2-max-streams-per-connection" "--kube-api-content-type" "--leader-elect-resource-lock" "--leader-migration-config" "--log-flush-frequency" "--log-json-info-buffer-size" "--log-json-split-stream" "--log-text-info-buffer-size" "--log-text-split-stream" "--master" "--min-resync-period" "--node-monitor-period" "--node-status-update-frequency" "--node-sync-period" "--permit-address-sharing" "--permit-port-sharing" "--profiling" "--requestheader-allowed-names" "--requestheader-client-ca-file" "--requestheader-extra-headers-prefix" "--requestheader-group-headers" "--requestheader-uid-headers" "--requestheader-username-headers" "--show-hidden-metrics-for-version" "--tls-cert-file" "--tls-cipher-suites" "--tls-min-version" "--tls-private-key-file" "--tls-sni-cert-key" "--use-service-account-credentials" "--vmodule" "--webhook-bind-address" "--webhook-cert-dir" "--webhook-secure-port" "--webhooks" }}
+{{- $extra := list "--allow-metric-labels" "--allow-metric-labels-manifest" "--authentication-kubeconfig" "--authentication-skip-lookup" "--authentication-token-webhook-cache-ttl" "--authentication-tolerate-lookup-failure" "--authorization-always-allow-paths" "--authorization-kubeconfig" "--authorization-webhook-cache-authorized-ttl" "--authorization-webhook-cache-unauthorized-ttl" "--cert-dir" "--cidr-allocator-type" "--client-ca-file" "--cloud-config" "--concurrent-node-syncs" "--concurrent-service-syncs" "--configure-cloud-routes" "--contention-profiling" "--controller-start-interval" "--controllers" "--disabled-metrics" "--enable-leader-migration" "--external-cloud-volume-plugin" "--http2-max-streams-per-connection" "--kube-api-content-type" "--leader-elect-resource-lock" "--leader-migration-config" "--log-flush-frequency" "--log-json-info-buffer-size" "--log-json-split-stream" "--log-text-info-buffer-size" "--log-text-split-stream" "--master" "--min-resync-period" "--node-monitor-period" "--node-status-update-frequency" "--node-sync-period" "--permit-address-sharing" "--permit-port-sharing" "--profiling" "--requestheader-allowed-names" "--requestheader-client-ca-file" "--requestheader-extra-headers-prefix" "--requestheader-group-headers" "--requestheader-uid-headers" "--requestheader-username-headers" "--show-hidden-metrics-for-version" "--tls-cert-file" "--tls-cipher-suites" "--tls-min-version" "--tls-private-key-file" "--tls-sni-cert-key" "--use-service-account-credentials" "--vmodule" "--webhook-bind-address" "--webhook-cert-dir" "--webhook-secure-port" "--webhooks" }}
 {{- range .Values.extraArgs }}
 {{- $flag := . | splitList "=" | first }}
 {{- if has $flag $managed }}
@@ -223,6 +223,22 @@ routectl's settings table): anything else would stop the pod at start-up. */}}
 --log-format={{ .Values.logging.format }}
 --v={{ int .Values.logging.verbosity }}
 --graceful-shutdown-timeout={{ .Values.gracefulShutdownTimeout }}
+--allocate-node-cidrs={{ .Values.nodeIPAM.enabled }}
+--node-cidr-mask-size={{ int .Values.nodeIPAM.nodeCIDRMaskSize }}
+--node-cidr-mask-size-ipv4={{ int .Values.nodeIPAM.nodeCIDRMaskSizeIPv4 }}
+--node-cidr-mask-size-ipv6={{ int .Values.nodeIPAM.nodeCIDRMaskSizeIPv6 }}
+{{- with .Values.nodeIPAM.serviceClusterIPRange }}
+--service-cluster-ip-range={{ join "," . }}
+{{- end }}
+{{- with .Values.nodeIPAM.additionalClusterCIDRs }}
+--additional-cluster-cidrs={{ join "," . }}
+{{- end }}
+{{- with .Values.nodeIPAM.exclude }}
+--pod-cidr-exclude={{ join "," . }}
+{{- end }}
+--pod-cidr-reuse-delay={{ .Values.nodeIPAM.reuseDelay }}
+--pod-cidr-claims={{ .Values.nodeIPAM.claims }}
+--ipam-event-type={{ .Values.nodeIPAM.eventType }}
 {{- range .Values.extraArgs }}
 {{ . }}
 {{- end }}

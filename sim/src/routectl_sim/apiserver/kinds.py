@@ -2,10 +2,11 @@
 
 Promises:
 
-* :data:`NODE`, :data:`LEASE`, :data:`EVENT` (core/v1) and :data:`EVENTS_V1`
-  (events.k8s.io/v1) describe kind, apiVersion, the resource name used in errors, scope,
-  the struct shape (see :mod:`.gotypes`), the field selectors kube-apiserver supports for
-  them, and the strategic-merge-patch list strategies of their schema;
+* :data:`NODE`, :data:`LEASE`, :data:`EVENT` (core/v1), :data:`EVENTS_V1`
+  (events.k8s.io/v1) and :data:`SERVICE_CIDR` (networking.k8s.io/v1) describe kind,
+  apiVersion, the resource name used in errors, scope, the struct shape (see
+  :mod:`.gotypes`), the field selectors kube-apiserver supports for them, and the
+  strategic-merge-patch list strategies of their schema;
 * :meth:`Kind.bookmark` is the full empty object of the kind, as real BOOKMARK events carry.
 
 Field orders follow ``k8s.io/api`` so that encoded objects look like the real ones.
@@ -255,6 +256,13 @@ EVENTS_V1_SCHEMA = struct(
     F("deprecatedCount", INT32),
 )
 
+SERVICE_CIDR_SCHEMA = struct(
+    "v1.ServiceCIDR",
+    F("metadata", OBJECT_META, "always"),
+    F("spec", struct("v1.ServiceCIDRSpec", F("cidrs", ListOf(STRING))), "always"),
+    F("status", struct("v1.ServiceCIDRStatus", F("conditions", ListOf(RAW))), "always"),
+)
+
 _META_MERGE = {"metadata.finalizers": "", "metadata.ownerReferences": "uid"}
 
 
@@ -376,6 +384,17 @@ EVENTS_V1 = Kind(
     resource=GroupResource("events.k8s.io", "events"),
     namespaced=True,
     schema=EVENTS_V1_SCHEMA,
+    selectable=_meta_fields,
+    merge_keys=_META_MERGE,
+)
+
+
+SERVICE_CIDR = Kind(
+    kind="ServiceCIDR",
+    api_version="networking.k8s.io/v1",
+    resource=GroupResource("networking.k8s.io", "servicecidrs"),
+    namespaced=False,
+    schema=SERVICE_CIDR_SCHEMA,
     selectable=_meta_fields,
     merge_keys=_META_MERGE,
 )

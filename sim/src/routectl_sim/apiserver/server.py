@@ -2,10 +2,10 @@
 
 Promises:
 
-* Nodes (with ``/status``), coordination.k8s.io/v1 Leases, core/v1 Events and
-  events.k8s.io/v1 Events behave as kube-apiserver v1.36 does for LIST, WATCH, GET, POST,
-  PUT, PATCH and DELETE (see the sibling modules for each rule), sharing one global
-  resourceVersion;
+* Nodes (with ``/status``), coordination.k8s.io/v1 Leases, core/v1 Events,
+  events.k8s.io/v1 Events and networking.k8s.io/v1 ServiceCIDRs behave as kube-apiserver
+  v1.36 does for LIST, WATCH, GET, POST, PUT, PATCH and DELETE (see the sibling modules
+  for each rule), sharing one global resourceVersion;
 * TokenReviews and SubjectAccessReviews answer as the delegated authn/authz API does
   (:mod:`.reviews`): :meth:`FakeApiServer.add_review_token` and
   :meth:`FakeApiServer.grant_review` say which tokens exist and who may do what;
@@ -38,7 +38,7 @@ from aiohttp import web
 from routectl_sim.apiserver.auth import Authorizer, request_info
 from routectl_sim.apiserver.encoding import json_response
 from routectl_sim.apiserver.faults import Faults
-from routectl_sim.apiserver.kinds import EVENT, LEASE, NODE
+from routectl_sim.apiserver.kinds import EVENT, LEASE, NODE, SERVICE_CIDR
 from routectl_sim.apiserver.registry import Registry
 from routectl_sim.apiserver.reviews import Reviews
 from routectl_sim.apiserver.routes import ResourceEndpoints, ServerSettings
@@ -53,6 +53,7 @@ from routectl_sim.apiserver.strategies import (
     EventsV1Strategy,
     LeaseStrategy,
     NodeStrategy,
+    ServiceCidrStrategy,
 )
 from routectl_sim.apiserver.watch import WatchSettings
 
@@ -117,7 +118,7 @@ class FakeApiServer:
         self._revision = Revision()
         stores = {
             kind.kind: Store(kind=kind, revision=self._revision, history_limit=history_limit)
-            for kind in (NODE, LEASE, EVENT)
+            for kind in (NODE, LEASE, EVENT, SERVICE_CIDR)
         }
         self._stores = list(stores.values())
         self._node_store = stores["Node"]
@@ -125,6 +126,7 @@ class FakeApiServer:
         self._leases = Registry(store=stores["Lease"], strategy=LeaseStrategy())
         self._events = Registry(store=stores["Event"], strategy=EventStrategy())
         self._events_v1 = Registry(store=stores["Event"], strategy=EventsV1Strategy())
+        self._service_cidrs = Registry(store=stores["ServiceCIDR"], strategy=ServiceCidrStrategy())
         self._settings = ServerSettings(
             watch=WatchSettings(bookmark_interval=bookmark_interval),
             max_list_chunk=max_list_chunk,
@@ -164,6 +166,8 @@ class FakeApiServer:
         app.add_routes(events.routes(core, namespaced=True))
         app.add_routes(events_v1.routes("/apis/events.k8s.io/v1", namespaced=True))
         app.add_routes(self._reviews.routes())
+        service_cidrs = ResourceEndpoints(registry=self._service_cidrs, settings=settings)
+        app.add_routes(service_cidrs.routes("/apis/networking.k8s.io/v1", namespaced=False))
         app.add_routes([web.get("/version", self._version, allow_head=False)])
         for probe in ("/healthz", "/livez", "/readyz"):
             app.add_routes([web.get(probe, self._probe, allow_head=False)])
@@ -291,6 +295,15 @@ class FakeApiServer:
     def delete_lease(self, namespace: str, name: str) -> None:
         """Delete a Lease."""
         self._leases.delete(name, namespace=namespace)
+
+    def create_service_cidr(self, name: str, *cidrs: str) -> JsonObj:
+        """Create a networking.k8s.io/v1 ServiceCIDR holding ``cidrs``."""
+        body = {"metadata": {"name": name}, "spec": {"cidrs": list(cidrs)}}
+        return self._service_cidrs.create(body).body
+
+    def delete_service_cidr(self, name: str) -> None:
+        """Delete a ServiceCIDR."""
+        self._service_cidrs.delete(name)
 
     @property
     def open_watches(self) -> int:

@@ -14,6 +14,7 @@ Promises:
   ``spec.externalID`` draws the deprecation ``Warning``;
 * Lease: DNS-subdomain names, ``leaseDurationSeconds > 0``, ``leaseTransitions >= 0``,
   create on PUT, and no update without ``metadata.resourceVersion``;
+* ServiceCIDR: one or two valid CIDRs (one per family), immutable ``spec.cidrs``;
 * Event: the legacy core/v1 rules (a Node's event lives in ``default``) and, for
   events.k8s.io/v1, the strict ones (``eventTime``, ``reportingController`` … required), plus
   the field mapping between the two versions.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from routectl_sim.apiserver.kinds import EVENT, EVENTS_V1, LEASE, NODE, Kind
+from routectl_sim.apiserver.kinds import EVENT, EVENTS_V1, LEASE, NODE, SERVICE_CIDR, Kind
 from routectl_sim.apiserver.status import FieldError, JsonObj
 from routectl_sim.apiserver.validation import (
     dns_subdomain_errors,
@@ -173,6 +174,42 @@ class LeaseStrategy(Strategy):
                     type="Invalid",
                     value=transitions,
                     detail="must be greater than or equal to 0",
+                )
+            )
+        return errors
+
+
+class ServiceCidrStrategy(Strategy):
+    """networking.k8s.io/v1 ServiceCIDRs: cluster-scoped; ``spec.cidrs`` set once."""
+
+    kind = view = SERVICE_CIDR
+    invalid_group = "networking.k8s.io"
+
+    def validate_create(self, obj: JsonObj) -> list[FieldError]:
+        errors = dns_subdomain_errors(obj["metadata"].get("name", ""))
+        cidrs = obj["spec"].get("cidrs") or []
+        if not cidrs:
+            errors.append(FieldError(field="spec.cidrs", type="Required"))
+        errors += [
+            FieldError(
+                field=e.field.replace("spec.podCIDRs", "spec.cidrs"),
+                type=e.type,
+                value=e.value,
+                detail=e.detail,
+            )
+            for e in pod_cidr_errors(cidrs)
+        ]
+        return errors
+
+    def validate_update(self, new: JsonObj, old: JsonObj) -> list[FieldError]:
+        errors = self.validate_create(new)
+        if new["spec"].get("cidrs") != old["spec"].get("cidrs"):
+            errors.append(
+                FieldError(
+                    field="spec.cidrs",
+                    type="Invalid",
+                    value=new["spec"].get("cidrs"),
+                    detail="field is immutable",
                 )
             )
         return errors

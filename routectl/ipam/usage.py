@@ -1,0 +1,94 @@
+"""How full each pool is, by state, and when to warn that one is filling up.
+
+:func:`usage` counts a pool's blocks (of its current mask size) by state: used by Nodes,
+free, quarantined, excluded (a Service range, a ``ServiceCIDR``), claimed by another
+writer. :class:`Levels` says when a pool's share of taken blocks first reaches 80 % or
+95 %: one warning per pool per crossing upward, re-armed when it falls back below.
+Pure: no I/O, no clock, no logging.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from routectl.ipam.pools import Pool
+from routectl.ipam.space import span
+from routectl.ipam.state import EXCLUDED, FOREIGN, NODE, QUARANTINE, Allocator
+
+LEVELS = (0.95, 0.80)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PoolUsage:
+    """One pool's blocks by state."""
+
+    pool: Pool
+    capacity: int
+    free: int
+    used: int
+    quarantined: int
+    excluded: int
+    foreign: int
+
+    @property
+    def share(self) -> float:
+        """The share of blocks that are not free (0 to 1)."""
+        return 1.0 - self.free / self.capacity if self.capacity else 1.0
+
+    def message(self, level: float) -> str:
+        """The warning for reaching ``level``."""
+        return (
+            f"pod CIDR pool {self.pool.network} is {self.share:.0%} taken "
+            f"(level {level:.0%}: {self.capacity - self.free}/{self.capacity} /{self.pool.mask} "
+            f"blocks; {self.used} used by Nodes, {self.quarantined} quarantined, "
+            f"{self.excluded} excluded); add a pool to --additional-cluster-cidrs before it is full"
+        )
+
+
+def usage(allocator: Allocator) -> list[PoolUsage]:
+    """Every pool's usage, active pools first, in configured order."""
+    found = []
+    for pool in allocator.pools.all:
+        counts = {NODE: 0, QUARANTINE: 0, FOREIGN: 0}
+        excluded = 0
+        block = 1 << (pool.network.max_prefixlen - pool.mask)
+        first, last = span(pool.network)
+        for network in allocator.space.overlapping(pool.network):
+            tags = allocator.space.tags(network)
+            for prefix in counts:
+                counts[prefix] += any(t.startswith(prefix) for t in tags)
+            if any(t.startswith(EXCLUDED) for t in tags):
+                start, end = span(network)
+                excluded += -(-(min(end, last) - max(start, first) + 1) // block)
+        found.append(
+            PoolUsage(
+                pool=pool,
+                capacity=pool.capacity,
+                free=allocator.space.free_blocks(pool.network, pool.mask),
+                used=counts[NODE],
+                quarantined=counts[QUARANTINE],
+                excluded=excluded,
+                foreign=counts[FOREIGN],
+            )
+        )
+    return found
+
+
+class Levels:
+    """The last warned level per pool: a warning per upward crossing, not per sync."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, float] = {}
+
+    def crossed(self, usages: list[PoolUsage]) -> list[tuple[PoolUsage, float]]:
+        """The pools that reached a higher level since the last call, and that level."""
+        warnings = []
+        for each in usages:
+            if each.pool.draining:
+                continue
+            key = str(each.pool.network)
+            level = next((lv for lv in LEVELS if each.share >= lv), 0.0)
+            if level > self._last.get(key, 0.0):
+                warnings.append((each, level))
+            self._last[key] = level
+        return warnings

@@ -1,0 +1,213 @@
+"""Node IPAM end to end: the real service over real HTTP to the fake API server, the
+simulated cloud, loop time fast-forwarded. Assertions are on what the API server and the
+cloud hold: Node pod CIDRs, claim Leases, Events, routes, conditions."""
+
+from __future__ import annotations
+
+import asyncio
+from ipaddress import ip_network
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Cluster, eventually, node_object
+
+pytestmark = [pytest.mark.integration, pytest.mark.looptime]
+
+NS = "kube-system"
+
+
+def ipam(**overrides: Any) -> dict[str, Any]:
+    """Settings with node IPAM on: one IPv4 /24 pool cut into /26 blocks (4 Nodes)."""
+    base: dict[str, Any] = {
+        "allocate_node_cidrs": True,
+        "cluster_cidrs": (ip_network("10.244.0.0/24"),),
+        "node_cidr_mask_size": 26,
+        "pod_cidr_reuse_delay": 60.0,
+    }
+    return base | overrides
+
+
+def pod_cidrs(cluster: Cluster, name: str) -> list[str]:
+    return list(cluster.server.get_node(name)["spec"].get("podCIDRs") or [])
+
+
+def claims(cluster: Cluster) -> dict[str, str]:
+    """Claim Lease name -> holder."""
+    return {
+        lease["metadata"]["name"]: lease["spec"].get("holderIdentity", "")
+        for lease in cluster.server.leases()
+        if lease["metadata"].get("labels", {}).get("routectl.io/pod-cidr-claim") == "true"
+    }
+
+
+def events(cluster: Cluster, reason: str) -> list[dict[str, Any]]:
+    return [e for e in cluster.server.events() if e["reason"] == reason]
+
+
+async def test_new_node_gets_cidr_claim_route_and_condition_in_one_sync(cluster: Cluster) -> None:
+    """A Node registering without a pod CIDR is ready after one sync and no extra listing."""
+    running = await cluster.start(**ipam())
+    await eventually(lambda: running.service.controller.syncs >= 1)
+    syncs, lists = running.service.controller.syncs, cluster.cloud.count("list")
+    cluster.server.create_node(node_object("n1"))
+    await eventually(lambda: cluster.condition("n1") == ("False", "RouteCreated"))
+    assert pod_cidrs(cluster, "n1") == ["10.244.0.0/26"]
+    assert cluster.server.get_node("n1")["spec"]["podCIDR"] == "10.244.0.0/26"
+    assert cluster.routes() == {("n1", "10.244.0.0/26")}
+    assert claims(cluster) == {"podcidr-v4-10-244-0-0-26": "n1"}
+    assert running.service.controller.syncs == syncs + 1
+    assert cluster.cloud.count("list") == lists
+    patches = [
+        r for r in cluster.server.requests if r.method == "PATCH" and r.path == "/api/v1/nodes/n1"
+    ]
+    assert [r.json() for r in patches] == [
+        {"spec": {"podCIDR": "10.244.0.0/26", "podCIDRs": ["10.244.0.0/26"]}}
+    ]
+    assert patches[0].content_type == "application/strategic-merge-patch+json"
+
+
+async def test_restart_between_claim_and_patch_resumes_to_the_claimed_cidr(
+    cluster: Cluster,
+) -> None:
+    """A process that claimed a CIDR but could not patch the Node: its successor writes the
+    claimed CIDR, not a new one, and makes no second claim."""
+    cluster.server.forbid(verb="patch", resource="nodes")
+    first = await cluster.start(**ipam())
+    cluster.server.create_node(node_object("n1"))
+    await eventually(lambda: claims(cluster) == {"podcidr-v4-10-244-0-0-26": "n1"})
+    await eventually(lambda: len(events(cluster, "CIDRAssignmentFailed")) == 1)
+    assert pod_cidrs(cluster, "n1") == []
+    await first.stop()
+    # Meanwhile the lowest block goes elsewhere: only the claim can bring n1 back to it.
+    cluster.server.allow(verb="patch", resource="nodes")
+    second = await cluster.start(identity="routectl-b", **ipam())
+    await eventually(lambda: pod_cidrs(cluster, "n1") == ["10.244.0.0/26"])
+    await eventually(lambda: cluster.condition("n1") == ("False", "RouteCreated"))
+    assert claims(cluster) == {"podcidr-v4-10-244-0-0-26": "n1"}
+    creates = [r for r in cluster.server.requests if r.method == "POST" and "leases" in r.path]
+    assert len(creates) == 1
+    assert second.service.controller.ipam is not None
+
+
+async def test_a_claim_left_by_a_crash_wins_over_the_lowest_free_block(cluster: Cluster) -> None:
+    """State is a function of the API: a claim for a pending Node (same UID) is resumed."""
+    node = cluster.server.create_node(node_object("n1"))
+    cluster.server.create_lease(
+        {
+            "metadata": {
+                "name": "podcidr-v4-10-244-0-128-26",
+                "namespace": NS,
+                "labels": {"routectl.io/pod-cidr-claim": "true"},
+                "annotations": {
+                    "routectl.io/pod-cidr": "10.244.0.128/26",
+                    "routectl.io/node-uid": node["metadata"]["uid"],
+                    "routectl.io/pool": "10.244.0.0/24",
+                },
+            },
+            "spec": {"holderIdentity": "n1"},
+        }
+    )
+    await cluster.start(**ipam())
+    await eventually(lambda: pod_cidrs(cluster, "n1") == ["10.244.0.128/26"])
+    cluster.server.create_node(node_object("n2"))
+    await eventually(lambda: pod_cidrs(cluster, "n2") == ["10.244.0.0/26"])
+
+
+async def test_exhaustion_one_warning_per_waiting_node_and_fifo_reuse_after_quarantine(
+    cluster: Cluster,
+) -> None:
+    """6 Nodes, 4 blocks: 2 wait with one CIDRNotAvailable each, however long they wait.
+    A deleted Node's block goes to the oldest waiting Node, only after its route is gone
+    and the reuse delay passed."""
+    running = await cluster.start(**ipam())
+    for i in range(6):
+        cluster.server.create_node(node_object(f"n{i}"))
+        await asyncio.sleep(1)
+    await eventually(lambda: len(cluster.routes()) == 4)
+    await eventually(lambda: len(events(cluster, "CIDRNotAvailable")) == 2)
+    waiting = {e["involvedObject"]["name"] for e in events(cluster, "CIDRNotAvailable")}
+    assert waiting == {"n4", "n5"}
+    (event,) = [
+        e for e in events(cluster, "CIDRNotAvailable") if e["involvedObject"]["name"] == "n4"
+    ]
+    assert event["type"] == "Warning"
+    assert event["message"].startswith("Node n4 status is now: CIDRNotAvailable: no free /26")
+    assert "--additional-cluster-cidrs" in event["message"]
+    await eventually(lambda: cluster.condition("n4") == ("True", "NoRouteCreated"))
+    for _ in range(5):  # more syncs, a resync: no more Events
+        running.service.queue.request(trigger="periodic", fresh_listing=True)
+        await asyncio.sleep(20)
+    assert len(events(cluster, "CIDRNotAvailable")) == 2
+    freed = pod_cidrs(cluster, "n1")
+    cluster.server.delete_node("n1")
+    await eventually(lambda: ("n1", freed[0]) not in cluster.routes())
+    gone = asyncio.get_running_loop().time()
+    await eventually(lambda: pod_cidrs(cluster, "n4") == freed, within=300)
+    assert asyncio.get_running_loop().time() - gone >= 60.0
+    assert pod_cidrs(cluster, "n5") == []
+    await eventually(lambda: ("n4", freed[0]) in cluster.routes())
+    assert len(events(cluster, "CIDRNotAvailable")) == 2
+
+
+async def test_dual_stack_with_ipv6_exhausted_leaves_ipv4_untouched(cluster: Cluster) -> None:
+    """All families or none: a full IPv6 pool costs no IPv4 block, however often retried."""
+    running = await cluster.start(
+        **ipam(
+            cluster_cidrs=(ip_network("10.244.0.0/24"), ip_network("fd00:10:244::/64")),
+            node_cidr_mask_size=0,
+            node_cidr_mask_size_ipv4=26,
+        )
+    )
+    cluster.server.create_node(node_object("n1"))
+    await eventually(lambda: pod_cidrs(cluster, "n1") == ["10.244.0.0/26", "fd00:10:244::/64"])
+    cluster.server.create_node(node_object("n2"))
+    await eventually(lambda: len(events(cluster, "CIDRNotAvailable")) == 1)
+    for _ in range(10):
+        running.service.queue.request(trigger="node_change")
+        await asyncio.sleep(5)
+    assert pod_cidrs(cluster, "n2") == []
+    assert set(claims(cluster)) == {"podcidr-v4-10-244-0-0-26", "podcidr-v6-fd00-10-244---64"}
+    state = running.service.controller.ipam.state  # type: ignore[union-attr]
+    assert state is not None
+    assert state.space.free_blocks(ip_network("10.244.0.0/24"), 26) == 3
+
+
+async def test_bad_nodes_at_start_up_do_not_stop_allocation(cluster: Cluster) -> None:
+    """Out of range, wrong family, non-canonical, duplicate and overlapping pod CIDRs are
+    findings; healthy Nodes still get CIDRs that overlap none of them."""
+    cluster.server.create_node(node_object("out", "192.168.7.0/24"))
+    cluster.server.create_node(node_object("v6", "fd00:99::/64"))
+    cluster.server.create_node(node_object("sloppy", "10.244.0.65/26"))
+    cluster.server.create_node(node_object("dup-a", "10.244.0.128/26"))
+    cluster.server.create_node(node_object("dup-b", "10.244.0.128/26"))
+    cluster.server.create_node(node_object("wide", "10.244.0.0/25"))
+    cluster.server.create_node(node_object("healthy"))
+    running = await cluster.start(**ipam(node_cidr_mask_size=27))
+    await eventually(lambda: pod_cidrs(cluster, "healthy") == ["10.244.0.192/27"])
+    await eventually(lambda: cluster.condition("healthy") == ("False", "RouteCreated"))
+    await eventually(lambda: len(events(cluster, "PodCIDRNotCanonical")) == 1)
+    state = running.service.controller.ipam.state  # type: ignore[union-attr]
+    assert state is not None
+    reasons = {(n, f.reason) for n, fs in state.findings.items() for f in fs}
+    assert {
+        ("out", "PodCIDROutOfRange"),
+        ("v6", "PodCIDRWrongFamily"),
+        ("sloppy", "PodCIDRNotCanonical"),
+        ("dup-a", "PodCIDRConflict"),
+        ("dup-b", "PodCIDRConflict"),
+        ("wide", "PodCIDRConflict"),
+    } <= reasons
+    assert state.conflicts == 4  # dup-a, dup-b, wide, and sloppy (inside wide)
+    assert events(cluster, "ClusterCIDRMisconfigured")  # the route planner's, for "out"
+    assert running.service.ready()[0]
+
+
+async def test_service_ranges_and_servicecidr_objects_are_never_handed_out(
+    cluster: Cluster,
+) -> None:
+    """--service-cluster-ip-range and networking.k8s.io/v1 ServiceCIDRs are exclusions."""
+    cluster.server.create_service_cidr("extra", "10.244.0.64/26")
+    await cluster.start(**ipam(service_cluster_ip_range=(ip_network("10.244.0.0/26"),)))
+    cluster.server.create_node(node_object("n1"))
+    await eventually(lambda: pod_cidrs(cluster, "n1") == ["10.244.0.128/26"])
