@@ -324,6 +324,61 @@ async def test_conflicting_tables_are_listed_without_target(
     assert await vpc.instance_routes(second) == {}
 
 
+async def test_replace_repoints_every_table_with_replace_route_only(
+    vpc: Vpc, proxy: FaultProxy, make_provider: MakeProvider
+) -> None:
+    """A replace is one ReplaceRoute per table: no delete, no create, no gap without a route."""
+    tables = [await vpc.cluster_table(CLUSTER), await vpc.cluster_table(CLUSTER)]
+    a, b = await vpc.launch(2)
+    for table in tables:
+        await vpc.ec2.create_route(RouteTableId=table, DestinationCidrBlock=CIDR_A, InstanceId=a.id)
+    provider = make_provider()
+    (old,) = await provider.list_routes()
+    await provider.replace_route(old, route(b, CIDR_A), name_hint="u")
+    assert [await vpc.instance_routes(t) for t in tables] == [{CIDR_A: b.id}] * 2
+    assert (
+        proxy.count("ReplaceRoute"),
+        proxy.count("DeleteRoute"),
+        proxy.count("CreateRoute"),
+    ) == (
+        2,
+        0,
+        0,
+    )
+    assert keys(await provider.list_routes()) == {(b.dns, CIDR_A, False)}
+
+
+async def test_replace_of_a_conflicting_destination_repoints_every_table(
+    vpc: Vpc, make_provider: MakeProvider
+) -> None:
+    """A destination listed without a target (tables disagree) is repointed in all of them."""
+    first = await vpc.cluster_table(CLUSTER)
+    second = await vpc.cluster_table(CLUSTER)
+    a, b, c = await vpc.launch(3)
+    await vpc.ec2.create_route(RouteTableId=first, DestinationCidrBlock=CIDR_A, InstanceId=a.id)
+    await vpc.ec2.create_route(RouteTableId=second, DestinationCidrBlock=CIDR_A, InstanceId=b.id)
+    provider = make_provider()
+    (listed,) = await provider.list_routes()
+    await provider.replace_route(listed, route(c, CIDR_A), name_hint="u")
+    assert await vpc.instance_routes(first) == await vpc.instance_routes(second) == {CIDR_A: c.id}
+
+
+async def test_replace_of_a_vanished_route_raises_not_found_and_writes_nothing(
+    vpc: Vpc, proxy: FaultProxy, make_provider: MakeProvider
+) -> None:
+    """A replace of a route no table holds any more is RouteNotFoundError (routectl creates)."""
+    await vpc.cluster_table(CLUSTER)
+    a, b = await vpc.launch(2)
+    provider = make_provider()
+    await provider.create_route(route(a, CIDR_A), name_hint="u")
+    (old,) = await provider.list_routes()
+    await provider.delete_route(old)
+    writes = proxy.count("ReplaceRoute") + proxy.count("CreateRoute")
+    with pytest.raises(RouteNotFoundError):
+        await provider.replace_route(old, route(b, CIDR_A), name_hint="u")
+    assert proxy.count("ReplaceRoute") + proxy.count("CreateRoute") == writes
+
+
 async def test_route_missing_from_a_table_is_recreated(
     vpc: Vpc, proxy: FaultProxy, make_provider: MakeProvider
 ) -> None:

@@ -16,7 +16,8 @@ point at unknown or terminated instances. Calls are made once: botocore's own re
 because routectl's ``RateLimitedProvider`` owns pacing and retries; every HTTP request spends
 the request budget the factory was handed (``budget``), pages included.
 
-This module owns routectl's provider contract (list, create, delete, close) and composes the
+This module owns routectl's provider contract (list, create, delete, close; replace as the
+optional capability that repoints a route in one call) and composes the
 parts: :mod:`routectl_aws.ec2` (the client and error mapping), :mod:`routectl_aws.tables`
 (which tables and routes are the cluster's) and :mod:`routectl_aws.instances` (the instance
 cache and node resolution).
@@ -24,6 +25,7 @@ cache and node resolution).
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import logging
 import os
@@ -200,6 +202,53 @@ class AwsProvider:
                 f"{self.cluster_name}"
             )
 
+    # -- the replace capability ------------------------------------------------------------
+
+    @property
+    def supports_replace(self) -> bool:
+        """Always: EC2's ``ReplaceRoute`` repoints a route in one call per table."""
+        return True
+
+    async def replace_route(self, old: Route, new: Route, *, name_hint: str) -> None:
+        """Repoint the listed route ``old`` at ``new``'s instance with ``ReplaceRoute``.
+
+        One call per table whose route to the destination is still ``old`` (the tables that
+        miss it get a create); no gap in which the destination has no route, as delete and
+        create would leave. Raises :class:`RouteNotFoundError`, changing nothing, when no
+        table holds ``old`` any more (it is gone, or leads to another live node now).
+        """
+        del name_hint
+        network = self._network(new.destination_cidr)
+        if not new.target_node:
+            raise ProviderTerminalError(f"route to {new.destination_cidr} has no target node")
+        key = str(network)
+        tables = await self._tables.for_write()
+        held = [t for t in tables if self._holds(t.entries.get(key), old)]
+        if not held:
+            raise RouteNotFoundError(
+                f"the route to {old.destination_cidr} via {old.target_node or 'nothing'} is "
+                f"gone from the route tables of cluster {self.cluster_name}"
+            )
+        instance = await self._instances.resolve_node(new.target_node)
+        if instance is None:
+            raise ProviderError(
+                f"no EC2 instance found for node {new.target_node!r} (by {self.options.node_name})"
+            )
+        await self._instances.disable_source_dest_check(instance)
+        conflicts: list[str] = []
+        for table in tables:
+            if table in held:
+                conflict = await self._replace_in_table(table, network=network, instance=instance)
+            elif key not in table.entries:
+                conflict = await self._create_in_table(table, network=network, instance=instance)
+            else:
+                conflict = f"{table.id} routes it to instance {table.entries[key].instance_id}"
+            conflicts.extend([conflict] if conflict else [])
+        if conflicts:
+            raise RouteAlreadyExistsError(
+                f"route to {network} already exists for another target: {'; '.join(conflicts)}"
+            )
+
     async def aclose(self) -> None:
         """Close the EC2 client; calling it again does nothing."""
         await self._ec2.aclose()
@@ -251,6 +300,42 @@ class AwsProvider:
             destination=key, ipv6=ipv6, instance_id=instance.id, blackhole=False
         )
         return ""
+
+    async def _replace_in_table(
+        self,
+        table: Table,
+        *,
+        network: ipaddress.IPv4Network | ipaddress.IPv6Network,
+        instance: Instance,
+    ) -> str:
+        """Repoint ``table``'s route to ``network`` at ``instance``; a conflict, or ``""``.
+
+        A route that vanished since the listing is created instead.
+        """
+        key = str(network)
+        entry = table.entries[key]
+        if entry.instance_id == instance.id and not entry.blackhole:
+            return ""
+        try:
+            await self._ec2.route_call(
+                "ReplaceRoute",
+                table.id,
+                entry.destination,
+                ipv6=entry.ipv6,
+                instance_id=instance.id,
+            )
+        except ProviderError as err:
+            if cause_code(err) != "InvalidRoute.NotFound":
+                self._tables.forget_if_gone(err)
+                raise
+            table.entries.pop(key, None)
+            return await self._create_in_table(table, network=network, instance=instance)
+        table.entries[key] = dataclasses.replace(entry, instance_id=instance.id, blackhole=False)
+        return ""
+
+    def _holds(self, entry: Entry | None, route: Route) -> bool:
+        """Whether ``entry`` is still the listed ``route`` (so replacing it is ours to do)."""
+        return entry is not None and self._may_delete(entry, route)
 
     def _may_delete(self, entry: Entry, route: Route) -> bool:
         """Whether ``entry`` is the route routectl asked to delete (not another node's now)."""
