@@ -281,9 +281,10 @@ def _syntax_of(default: object) -> Syntax[Any]:
 
 @dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(option,))
 def settings_dataclass(cls: type[C]) -> type[C]:
-    """``dataclasses.dataclass(frozen=True, slots=True, kw_only=True)``, with :func:`option`
-    as the field specifier, so type checkers know which options are required."""
-    return dataclasses.dataclass(frozen=True, slots=True, kw_only=True)(cls)
+    """``dataclasses.dataclass(frozen=True, kw_only=True)``, with :func:`option`
+    as the field specifier, so type checkers know which options are required. No slots:
+    :class:`routectl.config.Settings` joins several such classes."""
+    return dataclasses.dataclass(frozen=True, kw_only=True)(cls)
 
 
 def options_of(cls: type[DataclassInstance]) -> tuple[Option[Any], ...]:

@@ -1,0 +1,125 @@
+"""The options of serving (/metrics, /healthz, /readyz), logging and shutdown.
+
+Promises: plain HTTP and the CCM's secure serving (HTTPS with delegated authentication and
+authorization) are declared with the CCM's flag names and defaults, except that routectl's
+own port is off unless asked for. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from routectl.config.groups import SECURE, SERVING
+from routectl.option import (
+    DURATION,
+    OPTIONAL_STRING,
+    Check,
+    Syntax,
+    at_least,
+    host_port,
+    matches,
+    one_of,
+    option,
+    settings_dataclass,
+    within,
+)
+
+__all__ = ["IP_ADDRESS", "PATHS", "PORT", "TLS_VERSIONS", "ServingOptions", "host_port_or_off"]
+
+TLS_VERSIONS = ("VersionTLS12", "VersionTLS13")
+PORT = within(0, 65535)
+_IP = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$")
+IP_ADDRESS = matches(_IP, reason="must be an IP address", refuses=("", "localhost", "1.2.3"))
+
+
+def _paths(text: str) -> tuple[str, ...]:
+    paths = tuple(filter(None, (p.strip() for p in text.split(","))))
+    if not all(p.startswith("/") for p in paths):
+        raise ValueError(f"expected absolute paths such as /healthz, got {text!r}")
+    return paths
+
+
+PATHS: Syntax[tuple[str, ...]] = Syntax(metavar="PATH,...", parse=_paths, show=",".join)
+
+
+def host_port_or_off() -> Check[str]:
+    """``host:port``, or empty for "not served"."""
+    plain = host_port()
+    return Check(
+        reason="must be host:port, or empty to serve no plain HTTP",
+        ok=lambda v: v == "" or plain.ok(v),
+        refuses=plain.refuses,
+    )
+
+
+@settings_dataclass
+class ServingOptions:
+    """What routectl serves, how it logs, how long it may take to stop."""
+
+    # One option is a few lines of a table: one argument per line would hide the table.
+    # fmt: off
+    metrics_bind_address: str = option(
+        default="0.0.0.0:10290", check=host_port_or_off(), metavar="HOST:PORT", group=SERVING,
+        help="/metrics, /healthz and /readyz over plain HTTP; empty: off (see --secure-port)",
+    )
+    log_format: str = option(
+        default="text", check=one_of("text", "json"), group=SERVING, aliases=("--logging-format",),
+        help="log line format: klog's text or JSON",
+    )
+    verbosity: int = option(
+        default=0, flag="--v", aliases=("-v",), metavar="LEVEL", group=SERVING,
+        help="log verbosity, as klog's: 4 and above log at debug level",
+    )
+    bind_address: str = option(
+        default="0.0.0.0", check=IP_ADDRESS, metavar="IP", group=SECURE,  # noqa: S104
+        help="the address --secure-port listens on",
+    )
+    secure_port: int = option(
+        default=0, check=PORT, metavar="PORT", group=SECURE,
+        help="serve /metrics, /healthz, /readyz over HTTPS here, with delegated authn/z; 0: off",
+    )
+    tls_cert_file: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="PATH", group=SECURE,
+        help="the serving certificate (PEM); self-signed when absent",
+    )
+    tls_private_key_file: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="PATH", group=SECURE,
+        help="the serving certificate's key (PEM)",
+    )
+    cert_dir: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="DIR", group=SECURE,
+        help="where the self-signed certificate is written (default: a temporary directory)",
+    )
+    tls_min_version: str = option(
+        default="VersionTLS12", check=one_of(*TLS_VERSIONS), group=SECURE,
+        help="the lowest TLS version served",
+    )
+    authentication_kubeconfig: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="PATH", group=SECURE,
+        help="kubeconfig for TokenReviews (default: --kubeconfig, or in-cluster)",
+    )
+    authentication_token_webhook_cache_ttl: float = option(
+        default=10.0, syntax=DURATION, check=at_least(0.0), group=SECURE,
+        help="how long a TokenReview's answer is cached",
+    )
+    authorization_kubeconfig: str | None = option(
+        default=None, syntax=OPTIONAL_STRING, metavar="PATH", group=SECURE,
+        help="kubeconfig for SubjectAccessReviews (default: --kubeconfig, or in-cluster)",
+    )
+    authorization_always_allow_paths: tuple[str, ...] = option(
+        default=("/healthz", "/readyz", "/livez"), syntax=PATHS, group=SECURE,
+        help="paths served without authentication or authorization",
+    )
+    authorization_webhook_cache_authorized_ttl: float = option(
+        default=10.0, syntax=DURATION, check=at_least(0.0), group=SECURE,
+        help="how long an allowing SubjectAccessReview is cached",
+    )
+    authorization_webhook_cache_unauthorized_ttl: float = option(
+        default=10.0, syntax=DURATION, check=at_least(0.0), group=SECURE,
+        help="how long a denying SubjectAccessReview is cached",
+    )
+    graceful_shutdown_timeout: float = option(
+        default=30.0, syntax=DURATION, check=at_least(0.0), group=SERVING,
+        help="on SIGTERM, how long the sync in flight may take to finish",
+    )
+    # fmt: on
