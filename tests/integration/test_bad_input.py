@@ -27,7 +27,7 @@ from routectl.cli import build_parser, main, settings_from_args
 from routectl.errors import ConfigError, KubeError, ProviderTerminalError
 from routectl.gate import RateLimitedProvider
 from routectl.kube import KubeClient
-from routectl.kube.client import _lines
+from routectl.kube.stream import lines as _lines
 from routectl.model import NodeAddress, NodeView, Route
 from routectl.testing import FakeCloud
 from routectl_sim.apiserver import FakeApiServer
