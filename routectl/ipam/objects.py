@@ -10,6 +10,7 @@
 * The **Node patch** is what kube-controller-manager writes: a strategic-merge PATCH of
   ``spec.podCIDR`` and ``spec.podCIDRs``, canonical, in ``--cluster-cidr`` family order.
 * **Event texts** keep KCM's reasons and its ``Node <name> status is now: <reason>``.
+* **ServiceCIDRs** (``networking.k8s.io/v1``) are read for their ranges, excluded from pools.
 
 Pure: no I/O, no clock, no logging.
 """
@@ -17,7 +18,7 @@ Pure: no I/O, no clock, no logging.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from routectl.cidr import Network, network_or_none
@@ -101,3 +102,16 @@ def status_message(node: str, reason: str, detail: str = "") -> str:
     """KCM's Event message (``Node n1 status is now: CIDRNotAvailable``), and why."""
     text = f"Node {node} status is now: {reason}"
     return f"{text}: {detail}" if detail else text
+
+
+def service_cidrs(objects: Iterable[Mapping[str, Any]]) -> list[Network]:
+    """The ranges of networking.k8s.io/v1 ServiceCIDR objects (unparsable ones skipped)."""
+    found = []
+    for obj in objects:
+        spec = obj.get("spec")
+        cidrs = spec.get("cidrs") if isinstance(spec, Mapping) else None
+        for text in cidrs if isinstance(cidrs, list) else []:
+            network = network_or_none(str(text))
+            if network is not None:
+                found.append(network)
+    return found
