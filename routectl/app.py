@@ -66,7 +66,7 @@ async def run(settings: Settings) -> int:
         plugin = load_provider(settings, metrics=metrics, sources=sources)  # fails before I/O
         stack.push_async_callback(plugin.provider.aclose)
         kube = await KubeClient.connect(
-            kubeconfig=settings.kubeconfig, pacing=pacing(settings), observer=metrics
+            kubeconfig=settings.kubeconfig, pacing=pacing(settings), observer=metrics.rest_client
         )
         stack.push_async_callback(kube.aclose)
         service = build_service(

@@ -7,15 +7,8 @@ there too, under client-go's and Prometheus' names:
 
 * ``process_*`` and ``python_info``/``python_gc_*`` (the process and platform collectors),
   ``routectl_build_info{version,python_version}``;
-* client-go's workqueue metrics for the single-key queue, ``name="routes"``:
-  ``workqueue_depth``, ``_adds_total``, ``_queue_duration_seconds``,
-  ``_work_duration_seconds``, ``_unfinished_work_seconds``,
-  ``_longest_running_processor_seconds``, ``_retries_total`` (:class:`WorkqueueMetrics`,
-  a :class:`~routectl.queue.QueueObserver`);
-* client-go's API-client metrics: ``rest_client_requests_total{code,host,method}``,
-  ``rest_client_request_duration_seconds{host,verb}`` and
-  ``rest_client_rate_limiter_duration_seconds{host,verb}`` (a
-  :class:`~routectl.kube.RequestObserver`).
+* client-go's workqueue metrics for the single-key queue and its API-client metrics
+  (:mod:`routectl.clientgo_metrics`: ``metrics.workqueue`` and ``metrics.rest_client``).
 
 Everything else is routectl's own, prefixed ``routectl_``. No ``_created`` series are
 exported; every duration histogram's buckets reach past the cloud call timeout. The
@@ -31,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import platform
-from collections.abc import Callable
 
 import prometheus_client
 from prometheus_client import (
@@ -45,104 +37,16 @@ from prometheus_client import (
 )
 
 from routectl import __version__
+from routectl.clientgo_metrics import (
+    LATENCY_BUCKETS,
+    RestClientMetrics,
+    WorkqueueMetrics,
+    histogram,
+)
 
-LATENCY_BUCKETS = (0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800)
 CALL_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 120)
 """Cloud calls: up to the default 30 s timeout and beyond (the timeout is added too)."""
-REQUEST_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
-"""client-go's request latency buckets, up to the API client's 30 s timeout and past it."""
 WAIT_BUCKETS = (0.001, 0.01, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-QUEUE = "routes"
-
-
-def _histogram(
-    name: str, doc: str, labels: list[str], buckets: tuple[float, ...], r: CollectorRegistry
-) -> Histogram:
-    return Histogram(name, doc, labels, buckets=buckets, registry=r)
-
-
-class WorkqueueMetrics:
-    """client-go's workqueue metrics for one queue (a QueueObserver)."""
-
-    def __init__(self, registry: CollectorRegistry, *, name: str = QUEUE) -> None:
-        label = {"name": name}
-        self.depth = Gauge(
-            "workqueue_depth", "Current depth of workqueue", ["name"], registry=registry
-        ).labels(**label)
-        self.adds = Counter(
-            "workqueue_adds",
-            "Total number of adds handled by workqueue",
-            ["name"],
-            registry=registry,
-        ).labels(**label)
-        self.retries = Counter(
-            "workqueue_retries",
-            "Total number of retries handled by workqueue",
-            ["name"],
-            registry=registry,
-        ).labels(**label)
-        self.queue_duration = _histogram(
-            "workqueue_queue_duration_seconds",
-            "How long in seconds an item stays in workqueue before being requested.",
-            ["name"],
-            LATENCY_BUCKETS,
-            registry,
-        ).labels(**label)
-        self.work_duration = _histogram(
-            "workqueue_work_duration_seconds",
-            "How long in seconds processing an item from workqueue takes.",
-            ["name"],
-            LATENCY_BUCKETS,
-            registry,
-        ).labels(**label)
-        unfinished = Gauge(
-            "workqueue_unfinished_work_seconds",
-            "How many seconds of work has been done that is in progress and hasn't been "
-            "observed by work_duration.",
-            ["name"],
-            registry=registry,
-        )
-        longest = Gauge(
-            "workqueue_longest_running_processor_seconds",
-            "How many seconds has the longest running processor for workqueue been running.",
-            ["name"],
-            registry=registry,
-        )
-        unfinished.labels(**label).set_function(self._running_for)
-        longest.labels(**label).set_function(self._running_for)
-        self._clock: Callable[[], float] | None = None
-        self._started: float | None = None
-
-    def _now(self) -> float:
-        if self._clock is None:
-            self._clock = asyncio.get_running_loop().time
-        return self._clock()
-
-    def _running_for(self) -> float:
-        if self._started is None or self._clock is None:
-            return 0.0
-        return max(0.0, self._clock() - self._started)
-
-    def added(self) -> None:
-        """A request made the key dirty (requests coalesced into it are not adds)."""
-        self.adds.inc()
-        self.depth.set(1)
-
-    def claimed(self, *, waited: float) -> None:
-        """The key was handed to the worker after ``waited`` seconds in the queue."""
-        self.depth.set(0)
-        self.queue_duration.observe(max(0.0, waited))
-        self._started = self._now()
-
-    def finished(self) -> None:
-        """The worker is done with the key."""
-        if self._started is not None:
-            self.work_duration.observe(max(0.0, self._now() - self._started))
-        self._started = None
-
-    def retried(self) -> None:
-        """The key was requeued after a failure."""
-        self.retries.inc()
 
 
 class _Held:
@@ -184,9 +88,8 @@ class Metrics:
     problems: Counter
     cloud_requests: Counter
     cloud_paused_until: Gauge
-    api_requests: Counter
-    api_request_seconds: Histogram
-    api_rate_limited_seconds: Histogram
+    rest_client: RestClientMetrics
+    """client-go's API-client metrics (the kube client's RequestObserver)."""
     workqueue: WorkqueueMetrics
     _held: _Held
 
@@ -236,14 +139,14 @@ class Metrics:
                 ["operation", "result"],
                 registry=r,
             ),
-            cloud_call_seconds=_histogram(
+            cloud_call_seconds=histogram(
                 "routectl_cloud_call_duration_seconds",
                 "Duration of cloud call attempts.",
                 ["operation"],
                 call_buckets,
                 r,
             ),
-            token_waits=_histogram(
+            token_waits=histogram(
                 "routectl_cloud_token_wait_seconds",
                 "How long each cloud request waited for a token (per request; concurrent waits "
                 "overlap: see routectl_cloud_budget_held_seconds_total).",
@@ -253,28 +156,28 @@ class Metrics:
             ),
             token_waiters=token_waiters,
             budget_held=budget_held,
-            sync_duration=_histogram(
+            sync_duration=histogram(
                 "routectl_sync_duration_seconds",
                 "Duration of one route sync.",
                 [],
                 LATENCY_BUCKETS,
                 r,
             ),
-            plan_duration=_histogram(
+            plan_duration=histogram(
                 "routectl_plan_duration_seconds",
                 "Time to plan one sync, over the whole cluster (full) or the changed Nodes.",
                 ["scope"],
                 (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15),
                 r,
             ),
-            events_per_batch=_histogram(
+            events_per_batch=histogram(
                 "routectl_sync_requests_per_batch",
                 "Sync requests (Node events, timers, retries) coalesced into one sync.",
                 [],
                 (1, 2, 5, 10, 50, 100, 500, 1000, 5000),
                 r,
             ),
-            route_latency=_histogram(
+            route_latency=histogram(
                 "routectl_route_programming_latency_seconds",
                 "From the Node event that needed a route to the route existing in the cloud.",
                 [],
@@ -310,26 +213,7 @@ class Metrics:
                 "Unix time until which a cloud's retry-after holds every call back (0: never).",
                 registry=r,
             ),
-            api_requests=Counter(
-                "rest_client_requests_total",
-                "Number of HTTP requests, partitioned by status code, method, and host.",
-                ["code", "host", "method"],
-                registry=r,
-            ),
-            api_request_seconds=_histogram(
-                "rest_client_request_duration_seconds",
-                "Request latency in seconds. Broken down by verb, and host.",
-                ["host", "verb"],
-                REQUEST_BUCKETS,
-                r,
-            ),
-            api_rate_limited_seconds=_histogram(
-                "rest_client_rate_limiter_duration_seconds",
-                "Client side rate limiter latency in seconds. Broken down by verb, and host.",
-                ["host", "verb"],
-                REQUEST_BUCKETS,
-                r,
-            ),
+            rest_client=RestClientMetrics(r),
             workqueue=WorkqueueMetrics(r),
             _held=_Held(budget_held, token_waiters),
         )
@@ -354,12 +238,3 @@ class Metrics:
     def paused_until(self, *, unix_time: float) -> None:
         """Record until when calls are paused (BudgetObserver)."""
         self.cloud_paused_until.set(unix_time)
-
-    def api_request(self, *, method: str, host: str, code: str, seconds: float) -> None:
-        """Record one API server request (RequestObserver)."""
-        self.api_requests.labels(code=code, host=host, method=method).inc()
-        self.api_request_seconds.labels(host=host, verb=method).observe(seconds)
-
-    def api_rate_limited(self, *, method: str, host: str, seconds: float) -> None:
-        """Record the time one API request waited for the client-side limit."""
-        self.api_rate_limited_seconds.labels(host=host, verb=method).observe(seconds)

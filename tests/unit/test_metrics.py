@@ -118,8 +118,8 @@ async def test_budget_hold_is_the_union_of_waits_never_more_than_the_time_passed
 async def test_api_requests_are_counted_by_code_and_method() -> None:
     """client-go's rest_client_* names and labels."""
     metrics = Metrics.create()
-    metrics.api_request(method="PATCH", host="h:6443", code="200", seconds=0.2)
-    metrics.api_rate_limited(method="PATCH", host="h:6443", seconds=0.0)
+    metrics.rest_client.api_request(method="PATCH", host="h:6443", code="200", seconds=0.2)
+    metrics.rest_client.api_rate_limited(method="PATCH", host="h:6443", seconds=0.0)
     assert (
         value(metrics, "rest_client_requests_total", code="200", host="h:6443", method="PATCH") == 1
     )
