@@ -1,0 +1,112 @@
+"""The calls about Nodes: list (paginated), watch, patch status and spec; ServiceCIDRs.
+
+Promises: a listing is one consistent snapshot of every page; a watch yields events until
+the server ends the stream, an ERROR event or a cut connection raising KubeError (410 as
+ResourceVersionGoneError).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+
+from routectl.errors import KubeError
+from routectl.kube.base import ApiBase
+from routectl.kube.stream import events
+from routectl.kube.transport import JsonObj, error, read_json, translated
+
+__all__ = ["NodeCalls", "NodeListing"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeListing:
+    """All Nodes at one resourceVersion (every page of a paginated list)."""
+
+    items: list[JsonObj]
+    resource_version: str
+
+
+class NodeCalls(ApiBase):
+    """Reading Nodes, writing their status and spec; reading ServiceCIDRs."""
+
+    async def list_nodes(self, *, page_size: int = 500) -> NodeListing:
+        """List every Node, page by page, as one consistent snapshot."""
+        items: list[JsonObj] = []
+        token: str | None = None
+        resource_version = ""
+        while True:
+            with translated("list nodes"):
+                kwargs: dict[str, Any] = {"limit": page_size}
+                if token:
+                    kwargs["_continue"] = token
+                response = await self._core.list_node(
+                    _preload_content=False, _request_timeout=self._timeout(), **kwargs
+                )
+                page = await read_json(response, what="list nodes")
+            page_items = page.get("items") or []
+            if not isinstance(page_items, list):
+                raise KubeError("list nodes: the answer's items are not a list")
+            items.extend(page_items)
+            metadata = page.get("metadata") or {}
+            if not isinstance(metadata, dict):
+                raise KubeError("list nodes: the answer's metadata is not an object")
+            resource_version = str(metadata.get("resourceVersion", resource_version))
+            token = metadata.get("continue")
+            if not token:
+                return NodeListing(items=items, resource_version=resource_version)
+
+    async def watch_nodes(
+        self, *, resource_version: str, timeout_seconds: int
+    ) -> AsyncIterator[JsonObj]:
+        """Yield watch events after ``resource_version`` until the server ends the stream.
+
+        An ERROR event raises (410 as ResourceVersionGoneError); a cut connection raises
+        KubeError. A clean end (the server's timeout) just returns.
+        """
+        with translated("watch nodes"):
+            response = await self._core.list_node(
+                watch=True,
+                resource_version=resource_version,
+                allow_watch_bookmarks=True,
+                timeout_seconds=timeout_seconds,
+                _preload_content=False,
+                _request_timeout=aiohttp.ClientTimeout(
+                    sock_connect=self.request_timeout, sock_read=timeout_seconds + 30
+                ),
+            )
+            async with response:
+                if response.status != 200:  # noqa: PLR2004 -- a watch answers 200 or fails
+                    raise error(response.status, await response.read(), what="watch nodes")
+                async for event in events(response.content, limit=self.max_event_bytes):
+                    yield event
+
+    async def patch_node_status(self, name: str, patch: JsonObj) -> None:
+        """Strategic-merge PATCH of ``nodes/<name>/status``."""
+        what = f"patch status of node {name}"
+        with translated(what):
+            response = await self._core.patch_node_status(
+                name, patch, _preload_content=False, _request_timeout=self._timeout()
+            )
+            await read_json(response, what=what)
+
+    async def patch_node(self, name: str, patch: JsonObj) -> JsonObj:
+        """Strategic-merge PATCH of ``nodes/<name>`` (its spec); returns the Node."""
+        what = f"patch node {name}"
+        with translated(what):
+            response = await self._core.patch_node(
+                name, patch, _preload_content=False, _request_timeout=self._timeout()
+            )
+            return await read_json(response, what=what)
+
+    async def list_service_cidrs(self) -> list[JsonObj]:
+        """Every networking.k8s.io/v1 ServiceCIDR (404 on clusters older than 1.33)."""
+        with translated("list servicecidrs"):
+            response = await self._networking.list_service_cidr(
+                _preload_content=False, _request_timeout=self._timeout()
+            )
+            page = await read_json(response, what="list servicecidrs")
+        found = page.get("items") or []
+        return [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []

@@ -1,0 +1,75 @@
+"""The calls about Events and access reviews (what is told, and who may ask).
+
+Promises: Events are created, read and patched as client-go's correlator does; a
+TokenReview's or SubjectAccessReview's answer is its status (empty when it has none).
+"""
+
+from __future__ import annotations
+
+from routectl.kube.base import ApiBase
+from routectl.kube.transport import JsonObj, read_json, translated
+
+__all__ = ["EventCalls", "ReviewCalls"]
+
+
+class EventCalls(ApiBase):
+    """Create, read and patch core/v1 Events."""
+
+    async def create_event(self, event: JsonObj) -> JsonObj:
+        """Create a core/v1 Event in its namespace (409 AlreadyExists if the name is taken)."""
+        namespace = event["metadata"]["namespace"]
+        with translated("create event"):
+            response = await self._core.create_namespaced_event(
+                namespace, event, _preload_content=False, _request_timeout=self._timeout()
+            )
+            return await read_json(response, what="create event")
+
+    async def get_event(self, namespace: str, name: str) -> JsonObj:
+        """Read a core/v1 Event."""
+        with translated("get event"):
+            response = await self._core.read_namespaced_event(
+                name, namespace, _preload_content=False, _request_timeout=self._timeout()
+            )
+            return await read_json(response, what="get event")
+
+    async def patch_event(self, namespace: str, name: str, patch: JsonObj) -> JsonObj:
+        """Strategic-merge PATCH of a core/v1 Event (client-go's correlator's update)."""
+        with translated("patch event"):
+            response = await self._core.patch_namespaced_event(
+                name, namespace, patch, _preload_content=False, _request_timeout=self._timeout()
+            )
+            return await read_json(response, what="patch event")
+
+
+class ReviewCalls(ApiBase):
+    """TokenReviews and SubjectAccessReviews, for delegated authentication."""
+
+    async def review_token(self, token: str) -> JsonObj:
+        """POST a TokenReview of ``token``; the review's status."""
+        body = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenReview",
+            "spec": {"token": token},
+        }
+        with translated("review token"):
+            response = await self._authentication.create_token_review(
+                body, _preload_content=False, _request_timeout=self._timeout()
+            )
+            review = await read_json(response, what="review token")
+        status = review.get("status")
+        return status if isinstance(status, dict) else {}
+
+    async def review_access(self, spec: JsonObj) -> JsonObj:
+        """POST a SubjectAccessReview of ``spec``; the review's status."""
+        body = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": spec,
+        }
+        with translated("review access"):
+            response = await self._authorization.create_subject_access_review(
+                body, _preload_content=False, _request_timeout=self._timeout()
+            )
+            review = await read_json(response, what="review access")
+        status = review.get("status")
+        return status if isinstance(status, dict) else {}
