@@ -38,51 +38,35 @@ class WorkqueueMetrics:
     """client-go's workqueue metrics for one queue (a QueueObserver)."""
 
     def __init__(self, registry: CollectorRegistry, *, name: str = QUEUE) -> None:
-        label = {"name": name}
-        self.depth = Gauge(
-            "workqueue_depth", "Current depth of workqueue", ["name"], registry=registry
-        ).labels(**label)
-        self.adds = Counter(
-            "workqueue_adds",
-            "Total number of adds handled by workqueue",
-            ["name"],
-            registry=registry,
-        ).labels(**label)
-        self.retries = Counter(
-            "workqueue_retries",
-            "Total number of retries handled by workqueue",
-            ["name"],
-            registry=registry,
-        ).labels(**label)
-        self.queue_duration = histogram(
+        def gauge(metric: str, doc: str) -> Gauge:
+            return Gauge(metric, doc, ["name"], registry=registry).labels(name=name)
+
+        def counter(metric: str, doc: str) -> Counter:
+            return Counter(metric, doc, ["name"], registry=registry).labels(name=name)
+
+        def latency(metric: str, doc: str) -> Histogram:
+            return histogram(metric, doc, ["name"], LATENCY_BUCKETS, registry).labels(name=name)
+
+        self.depth = gauge("workqueue_depth", "Current depth of workqueue")
+        self.adds = counter("workqueue_adds", "Total number of adds handled by workqueue")
+        self.retries = counter("workqueue_retries", "Total number of retries handled by workqueue")
+        self.queue_duration = latency(
             "workqueue_queue_duration_seconds",
             "How long in seconds an item stays in workqueue before being requested.",
-            ["name"],
-            LATENCY_BUCKETS,
-            registry,
-        ).labels(**label)
-        self.work_duration = histogram(
+        )
+        self.work_duration = latency(
             "workqueue_work_duration_seconds",
             "How long in seconds processing an item from workqueue takes.",
-            ["name"],
-            LATENCY_BUCKETS,
-            registry,
-        ).labels(**label)
-        unfinished = Gauge(
+        )
+        gauge(
             "workqueue_unfinished_work_seconds",
             "How many seconds of work has been done that is in progress and hasn't been "
             "observed by work_duration.",
-            ["name"],
-            registry=registry,
-        )
-        longest = Gauge(
+        ).set_function(self._running_for)
+        gauge(
             "workqueue_longest_running_processor_seconds",
             "How many seconds has the longest running processor for workqueue been running.",
-            ["name"],
-            registry=registry,
-        )
-        unfinished.labels(**label).set_function(self._running_for)
-        longest.labels(**label).set_function(self._running_for)
+        ).set_function(self._running_for)
         self._clock: Callable[[], float] | None = None
         self._started: float | None = None
 

@@ -46,30 +46,29 @@ class ReviewCalls(ApiBase):
 
     async def review_token(self, token: str) -> JsonObj:
         """POST a TokenReview of ``token``; the review's status."""
-        body = {
-            "apiVersion": "authentication.k8s.io/v1",
-            "kind": "TokenReview",
-            "spec": {"token": token},
-        }
+        body = _review("authentication.k8s.io/v1", "TokenReview", {"token": token})
         with translated("review token"):
             response = await self._authentication.create_token_review(
                 body, _preload_content=False, _request_timeout=self._timeout()
             )
-            review = await read_json(response, what="review token")
-        status = review.get("status")
-        return status if isinstance(status, dict) else {}
+            return _status(await read_json(response, what="review token"))
 
     async def review_access(self, spec: JsonObj) -> JsonObj:
         """POST a SubjectAccessReview of ``spec``; the review's status."""
-        body = {
-            "apiVersion": "authorization.k8s.io/v1",
-            "kind": "SubjectAccessReview",
-            "spec": spec,
-        }
+        body = _review("authorization.k8s.io/v1", "SubjectAccessReview", spec)
         with translated("review access"):
             response = await self._authorization.create_subject_access_review(
                 body, _preload_content=False, _request_timeout=self._timeout()
             )
-            review = await read_json(response, what="review access")
-        status = review.get("status")
-        return status if isinstance(status, dict) else {}
+            return _status(await read_json(response, what="review access"))
+
+
+def _review(api_version: str, kind: str, spec: JsonObj) -> JsonObj:
+    """A review object of ``kind`` asking about ``spec``."""
+    return {"apiVersion": api_version, "kind": kind, "spec": spec}
+
+
+def _status(review: JsonObj) -> JsonObj:
+    """A review's answer: its status, empty when it has none."""
+    status = review.get("status")
+    return status if isinstance(status, dict) else {}
