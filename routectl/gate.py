@@ -17,24 +17,22 @@ budget, else one token per attempt here. Promises:
   ``ProviderError``, logged with its traceback the first time: never a crash;
 * "already exists" on create and "not found" on delete count as success.
 
-:func:`call_policy` maps the settings to the gate's :class:`CallPolicy`, whose defaults are
-the settings' own.
+How it paces and retries is a :class:`~routectl.policy.CallPolicy`
+(:func:`~routectl.policy.call_policy` derives it from the settings).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import dataclasses
 import logging
 import random
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Protocol, TypeVar, cast
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import TypeVar, cast
 
 import tenacity
 
 from routectl.budget import Budget
-from routectl.config import Settings, default_of
 from routectl.errors import (
     CloudPausedError,
     CloudWriteFencedError,
@@ -47,78 +45,14 @@ from routectl.errors import (
 )
 from routectl.fence import Fence
 from routectl.model import Route
+from routectl.policy import NO_OBSERVER, CallObserver, CallPolicy, CallStatistics
 from routectl.provider import BatchResult, RouteProvider, batch_capable, replace_capable
 from routectl.ratelimit import backoff_delay
 
-UNLIMITED = 1e9
-"""The bucket of ``--cloud-qps=0``: so large no call ever waits."""
 T = TypeVar("T")
 WRITES = frozenset({"create", "delete", "batch", "replace"})
 _SUCCESSES = frozenset({("create", "already_exists"), ("delete", "not_found")})
 logger = logging.getLogger("routectl.cloud")
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class CallPolicy:
-    """How cloud calls are paced and retried; the defaults are the settings' defaults."""
-
-    qps: float = default_of("cloud_qps")
-    """Sustained cloud calls per second, every attempt counted (retries included)."""
-    burst: int = default_of("cloud_burst")
-    """Calls allowed at once after a quiet period."""
-    concurrency: int = default_of("max_concurrent_route_operations")
-    """Calls in flight at once; upstream's ``maxConcurrentRouteOperations``."""
-    timeout: float = default_of("cloud_call_timeout")
-    """Seconds one attempt may take before it counts as a (transient) failure."""
-    max_attempts: int = default_of("cloud_max_attempts")
-    """Attempts per call before the error reaches the worker, which requeues the sync."""
-    backoff_base: float = default_of("cloud_call_backoff_base")
-    """Seconds before the first retry; doubles with each retry, with jitter."""
-    backoff_cap: float = default_of("cloud_call_backoff_cap")
-    """The longest wait between two attempts (a cloud's ``retry_after`` may be longer)."""
-
-
-def call_policy(settings: Settings) -> CallPolicy:
-    """The policy ``settings`` ask for. ``--cloud-qps=0`` means no client-side limit: a
-    bucket so large it never makes a call wait."""
-    unlimited = settings.cloud_qps <= 0
-    return CallPolicy(
-        qps=UNLIMITED if unlimited else settings.cloud_qps,
-        burst=int(UNLIMITED) if unlimited else settings.cloud_burst,
-        concurrency=settings.max_concurrent_route_operations,
-        timeout=settings.cloud_call_timeout,
-        max_attempts=settings.cloud_max_attempts,
-        backoff_base=settings.cloud_call_backoff_base,
-        backoff_cap=settings.cloud_call_backoff_cap,
-    )
-
-
-class CallObserver(Protocol):
-    """Receives one record per attempt (for metrics); must not block."""
-
-    def attempt(self, *, operation: str, result: str, seconds: float) -> None: ...
-
-
-class _NoObserver:
-    def attempt(self, *, operation: str, result: str, seconds: float) -> None:
-        """Ignore the record."""
-
-
-NO_OBSERVER: CallObserver = _NoObserver()
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class CallStatistics:
-    """Counters of a :class:`RateLimitedProvider`, for tests and metrics."""
-
-    attempts: Mapping[tuple[str, str], int]
-    token_wait_seconds: float
-
-    def count(self, operation: str, result: str | None = None) -> int:
-        """Attempts of ``operation`` (with ``result``, if given)."""
-        return sum(
-            n for (op, res), n in self.attempts.items() if op == operation and result in (None, res)
-        )
 
 
 class RateLimitedProvider:

@@ -24,7 +24,7 @@ from routectl.config import Settings
 from routectl.controller import Controller
 from routectl.events import EventRecorder
 from routectl.fence import Fence
-from routectl.gate import RateLimitedProvider, call_policy
+from routectl.gate import RateLimitedProvider
 from routectl.informer import Informer, NodeHandler, NodeStore
 from routectl.ipam_metrics import IpamMetrics
 from routectl.kube import KubeClient
@@ -32,6 +32,7 @@ from routectl.lease import ElectionSettings, LeaderElector
 from routectl.listing import ListingCache
 from routectl.metrics import Metrics
 from routectl.model import NodeView
+from routectl.policy import call_policy
 from routectl.provider import RouteProvider, batch_capable, load_factory, takes_budget
 from routectl.queue import CoalescingQueue
 from routectl.reconcile import needs_sync

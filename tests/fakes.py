@@ -11,7 +11,8 @@ from typing import Any
 from routectl.budget import Budget
 from routectl.errors import KubeError
 from routectl.fence import Fence
-from routectl.gate import CallPolicy, RateLimitedProvider
+from routectl.gate import RateLimitedProvider
+from routectl.policy import CallPolicy
 from routectl.provider import RouteProvider
 
 

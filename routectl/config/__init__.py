@@ -5,7 +5,7 @@ default, help and the reason a value is valid sit on the field, and :data:`OPTIO
 them back. The fields are declared by topic in this package's modules (:mod:`.routing`,
 :mod:`.election`, :mod:`.serving`, :mod:`.ipam`, :mod:`.ignored`); :class:`Settings` joins
 them and checks the rules across them. The command line (:mod:`routectl.flags`), the cloud
-call policy (:func:`routectl.gate.call_policy`) and the chart's tests are derived from
+call policy (:func:`routectl.policy.call_policy`) and the chart's tests are derived from
 that table. Flag names, syntax and error texts follow the cloud-controller-manager where it
 has them.
 

@@ -1,7 +1,7 @@
 """The options of routing itself: the cluster, the cloud and how syncs run.
 
 Promises: each option carries its flag, syntax, default, check and help (see
-:mod:`routectl.option`); the cloud options are the ones :func:`routectl.gate.call_policy`
+:mod:`routectl.option`); the cloud options are the ones :func:`routectl.policy.call_policy`
 reads. Pure: no I/O.
 """
 

@@ -13,8 +13,8 @@ from routectl.errors import (
     ProviderThrottledError,
     RouteNotFoundError,
 )
-from routectl.gate import CallPolicy
 from routectl.model import Route
+from routectl.policy import CallPolicy
 from routectl.provider import ProviderFactory, RequestBudget, batch_capable, load_factory
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from routectl.testing.contract import ProviderContract

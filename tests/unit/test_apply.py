@@ -8,8 +8,8 @@ import pytest
 
 from routectl.apply import apply_batch, apply_routes
 from routectl.errors import ProviderError, ProviderTerminalError
-from routectl.gate import CallPolicy
 from routectl.model import Route
+from routectl.policy import CallPolicy
 from routectl.reconcile import Plan, RouteCreate
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from tests.fakes import gated

@@ -6,8 +6,8 @@ import dataclasses
 from typing import Any
 
 from routectl.config import OPTIONS, Settings, parse_cluster_cidrs
-from routectl.gate import UNLIMITED, CallPolicy, call_policy
 from routectl.metrics import Metrics
+from routectl.policy import UNLIMITED, CallPolicy, call_policy
 from routectl.testing import FakeCloud, FakeProvider
 from routectl.wiring import Sources, gate
 from tests.fakes import gated

@@ -14,11 +14,11 @@ from routectl.changes import Changes
 from routectl.config import Settings
 from routectl.controller import Controller
 from routectl.errors import ProviderTerminalError, SyncFailedError
-from routectl.gate import CallPolicy
 from routectl.informer import NodeStore
 from routectl.listing import ListingCache
 from routectl.metrics import Metrics
 from routectl.model import NodeView, Route
+from routectl.policy import CallPolicy
 from routectl.provider import RouteProvider
 from routectl.queue import Batch
 from routectl.status import NodeStatus

@@ -19,8 +19,9 @@ from routectl.errors import (
     ProviderTimeoutError,
 )
 from routectl.fence import Fence
-from routectl.gate import CallPolicy, RateLimitedProvider
+from routectl.gate import RateLimitedProvider
 from routectl.model import Route
+from routectl.policy import CallPolicy
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from tests.fakes import EPOCH_CLOCK, gated
 
