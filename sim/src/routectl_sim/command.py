@@ -8,10 +8,18 @@ from pathlib import Path
 from typing import Any
 
 from routectl.config import parse_duration
-from routectl_sim.profiles import PROFILES, SCENARIOS
+from routectl_sim.profiles import (
+    IPAM_PROFILES,
+    IPAM_SCENARIOS,
+    ROUTE_PROFILES,
+    SCENARIOS,
+    default_pool_blocks,
+    known_profile,
+    split_profile,
+)
 
-PROFILE_NAMES = tuple(PROFILES)
 MAX_NODES = 65536  # one /24 of 10.0.0.0/8 each
+GROUPS = ("all", "ipam")
 
 
 def _duration(text: str) -> float:
@@ -30,7 +38,16 @@ def add_simulate(commands: Any) -> None:
         "API server and a simulated cloud, on a virtual clock, once per profile on the same "
         "seeded workload, and compares what each costs.",
     )
-    p.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
+    p.add_argument(
+        "--scenario",
+        choices=[*SCENARIOS, *IPAM_SCENARIOS, *GROUPS],
+        default="all",
+        help="one scenario; all: every route scenario but chaos; ipam: the node IPAM ones "
+        "(ipam-join, ipam-churn, ipam-exhaustion), where Nodes register without pod CIDRs and "
+        "the profile's allocator gives them one: KCM's beside the route controller "
+        "(kcm+upstream-periodic, kcm+upstream-watch, kcm+routectl) or routectl's own "
+        "(routectl-ipam)",
+    )
     p.add_argument("--nodes", type=int, default=100, help="cluster size (default: 100)")
     p.add_argument(
         "--duration",
@@ -41,8 +58,17 @@ def add_simulate(commands: Any) -> None:
     )
     p.add_argument(
         "--profiles",
-        default=",".join(PROFILE_NAMES),
-        help="comma-separated profiles (default: all)",
+        default=None,
+        help=f"comma-separated profiles (default: all of the scenario's kind: route "
+        f"scenarios {','.join(ROUTE_PROFILES)}; node IPAM scenarios {','.join(IPAM_PROFILES)})",
+    )
+    p.add_argument(
+        "--ipam-pool-blocks",
+        type=int,
+        default=0,
+        help="node IPAM scenarios: /24 blocks in the pod CIDR pool, a power of two "
+        "(default: twice the nodes for ipam-join, room for an eighth more for ipam-churn, "
+        "fewer than the nodes for ipam-exhaustion)",
     )
     p.add_argument("--seed", type=int, default=1, help="the workload's and faults' seed")
     p.add_argument(
@@ -90,17 +116,58 @@ def add_simulate(commands: Any) -> None:
     p.add_argument("--plot", type=Path, help="write a PNG plot of calls over time and latency CDFs")
 
 
-def run_simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """Validate the flags, run every job with a progress bar, print and write the results."""
+def _profiles(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
+    """The profiles asked for, checked against the scenario's kind (who allocates)."""
+    ipam = args.scenario == "ipam" or args.scenario in IPAM_SCENARIOS
+    fitting = IPAM_PROFILES if ipam else ROUTE_PROFILES
+    if args.profiles is None:
+        return list(fitting)
     profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
-    unknown = sorted(set(profiles) - set(PROFILE_NAMES))
+    unknown = sorted(p for p in profiles if not known_profile(p))
     if unknown or not profiles:
         parser.error(
             f"--profiles: unknown profile(s) {', '.join(unknown) or '(none given)'}; "
-            f"known: {', '.join(PROFILE_NAMES)}"
+            f"known: {', '.join((*ROUTE_PROFILES, *IPAM_PROFILES))}"
         )
+    misfits = sorted(p for p in profiles if _allocates(p) != ipam)
+    if misfits:
+        parser.error(
+            f"--profiles: {', '.join(misfits)} cannot run {args.scenario}: in node IPAM "
+            "scenarios a profile must allocate (routectl-ipam, kcm+<profile>), elsewhere not"
+        )
+    return profiles
+
+
+def _allocates(profile: str) -> bool:
+    companions, base = split_profile(profile)
+    return bool(companions) or base == "routectl-ipam"
+
+
+def _pool_error(args: argparse.Namespace) -> str | None:
+    """What is wrong with the pod CIDR pool the flags ask for (the default's too), if any."""
+    blocks = args.ipam_pool_blocks
+    if blocks:
+        if not 1 <= blocks <= MAX_NODES or blocks & (blocks - 1):
+            return "--ipam-pool-blocks: must be a power of two within 1..65536"
+        return None
+    for scenario in IPAM_SCENARIOS:
+        if args.scenario in (scenario, "ipam") and (
+            default_pool_blocks(scenario, args.nodes) > MAX_NODES
+        ):
+            return (
+                f"--nodes: {scenario}'s default pool would not fit in 10.0.0.0/8; "
+                "give --ipam-pool-blocks"
+            )
+    return None
+
+
+def run_simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Validate the flags, run every job with a progress bar, print and write the results."""
+    profiles = _profiles(args, parser)
     if not 1 <= args.nodes <= MAX_NODES:
         parser.error("--nodes: must be within 1..65536 (one /24 of 10.0.0.0/8 per node)")
+    if (pool_error := _pool_error(args)) is not None:
+        parser.error(pool_error)
     if args.seeds < 1:
         parser.error("--seeds: must be >= 1")
     if args.cloud_qps <= 0 or args.cloud_burst < 1 or (args.duration or 1) <= 0:

@@ -3,7 +3,14 @@
 * :class:`Recorder` follows the workload's desired state and the cloud's route changes:
   route latency (a Node gets its pod CIDR, or new addresses under a provider that routes
   by address → the route exists), wrongful deletes (a route deleted while its Node wanted
-  it and it was right), and when the cloud last changed.
+  it and it was right), and when the cloud last changed. Whoever sets a Node's pod CIDR
+  (the workload's script, KCM, routectl), the recorder learns it from the API server's
+  watch, and measures a registered Node's way: registration → pod CIDR → ready.
+* :class:`ReuseWatch` counts pod CIDRs handed to a Node while the cloud still routes that
+  CIDR to another Node, at the moment the API server commits the assignment (the runner
+  asks it in the node IPAM scenarios only: elsewhere the workload's script allocates).
+* :func:`api_writes` sorts the API server's write requests by what they write, and
+  :func:`event_occurrences` counts Events by type and reason (repeats included).
 * :class:`MeteredLoop` attributes CPU time to whoever runs each callback: every handle runs
   in a ``contextvars`` context, and tasks inherit the context they were created in, so
   setting :data:`COMPONENT` to ``"controller"`` before starting the controller charges its
@@ -22,11 +29,12 @@ import ipaddress
 import os
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from routectl.cidr import canonical
-from routectl.model import NodeAddress
+from routectl.kube import parse_node
+from routectl.model import NodeAddress, Route
 from routectl.reconcile import is_responsible
 from routectl.testing import RouteChange
 
@@ -52,6 +60,13 @@ class Recorder:
     """Nodes waiting to be ready whose route exists: since when."""
     ready_after_route: list[float] = dataclasses.field(default_factory=list)
     """For each Node made ready: how long after its route its condition was written."""
+    registering: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Nodes registered without a pod CIDR, not ready yet: since when."""
+    registrations: int = 0
+    cidr_latencies: list[float] = dataclasses.field(default_factory=list)
+    """From a Node registering to its pod CIDR being set (by whoever allocates)."""
+    join_latencies: list[float] = dataclasses.field(default_factory=list)
+    """From a Node registering to its NetworkUnavailable=False being written."""
     wrongful_deletes: int = 0
     foreign_touched: int = 0
     last_fault: float = 0.0
@@ -63,18 +78,27 @@ class Recorder:
         self.desired[node] = {cidr}
         self.addresses[node] = addresses
 
+    def registered(self, node: str, now: float) -> None:
+        """A kubelet registered ``node`` without a pod CIDR."""
+        self.registering[node] = now
+        self.registrations += 1
+        self.last_workload_change = now
+
     def wanted(self, node: str, cidr: str, addresses: frozenset[NodeAddress], now: float) -> None:
         """A Node now needs a route to ``cidr`` (it just got its pod CIDR: not ready yet)."""
         self.placed(node, cidr, addresses)
         self.waiting[(node, cidr)] = now
         self.unready[node] = now
         self.last_workload_change = now
+        if (since := self.registering.get(node)) is not None:
+            self.cidr_latencies.append(now - since)
 
     def gone(self, node: str, now: float) -> None:
         """A Node left; its routes are no longer wanted."""
         for cidr in self.desired.pop(node, set()):
             self.waiting.pop((node, cidr), None)
         self.unready.pop(node, None)
+        self.registering.pop(node, None)
         self.routed_at.pop(node, None)
         self.addresses.pop(node, None)
         self.last_workload_change = now
@@ -88,9 +112,14 @@ class Recorder:
         self.last_workload_change = now
 
     def node_written(self, kind: str, node: dict[str, Any]) -> None:
-        """FakeApiServer listener: a Node marked NetworkUnavailable=False is ready now."""
+        """FakeApiServer listener: a Node given a pod CIDR (by anyone) now wants a route; a
+        Node marked NetworkUnavailable=False is ready now."""
         name = node.get("metadata", {}).get("name", "")
-        if kind == "DELETED" or name not in self.unready:
+        if kind == "DELETED":
+            return
+        if name not in self.desired and (node.get("spec") or {}).get("podCIDRs"):
+            self._learn(node)
+        if name not in self.unready:
             return
         for condition in node.get("status", {}).get("conditions") or []:
             if condition.get("type") == "NetworkUnavailable" and condition.get("status") == "False":
@@ -98,7 +127,15 @@ class Recorder:
                 self.ready_latencies.append(now - self.unready.pop(name))
                 if (routed := self.routed_at.pop(name, None)) is not None:
                     self.ready_after_route.append(now - routed)
+                if (since := self.registering.pop(name, None)) is not None:
+                    self.join_latencies.append(now - since)
                 return
+
+    def _learn(self, node: dict[str, Any]) -> None:
+        """An allocator set the Node's pod CIDR (single stack: the first one is routed)."""
+        view = parse_node(node)
+        now = asyncio.get_running_loop().time()
+        self.wanted(view.name, canonical(view.pod_cidrs[0]), frozenset(view.addresses), now)
 
     def faulted(self, now: float) -> None:
         """A fault was injected (chaos)."""
@@ -135,6 +172,74 @@ class Recorder:
     def expected(self) -> set[tuple[str, str]]:
         """Every (node, canonical CIDR) the cloud should route."""
         return {(node, cidr) for node, cidrs in self.desired.items() for cidr in cidrs}
+
+
+@dataclasses.dataclass
+class ReuseWatch:
+    """Pod CIDRs handed to a Node while a cloud route for them still points at another Node.
+
+    A FakeApiServer listener: when a Node seen without pod CIDRs shows them, the cloud's
+    table (``routes()``) is read at that very moment; each of the CIDRs routed to another
+    Node counts once. Nodes created with a pod CIDR (the start of a scenario) are not
+    allocations and are not judged.
+    """
+
+    routes: Callable[[], Iterable[Route]]
+    bare: set[str] = dataclasses.field(default_factory=set)
+    """Nodes last seen without pod CIDRs."""
+    reused_while_routed: int = 0
+
+    def node_written(self, kind: str, node: dict[str, Any]) -> None:
+        """Judge an assignment the moment it is committed."""
+        name = str((node.get("metadata") or {}).get("name", ""))
+        cidrs = (node.get("spec") or {}).get("podCIDRs") or ()
+        if kind == "DELETED":
+            self.bare.discard(name)
+            return
+        if not cidrs:
+            self.bare.add(name)
+            return
+        if name not in self.bare:
+            return
+        self.bare.discard(name)
+        given = {canonical(str(c)) for c in cidrs}
+        self.reused_while_routed += sum(
+            1
+            for r in self.routes()
+            if r.target_node not in ("", name) and canonical(r.destination_cidr) in given
+        )
+
+
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def api_writes(requests: Iterable[tuple[str, str]]) -> dict[str, int]:
+    """Write requests by what they write: ``node_spec`` (pod CIDRs), ``node_status``
+    (conditions), ``leases`` (claims, leader election), ``events``, ``other``."""
+    counts = dict.fromkeys(("node_spec", "node_status", "leases", "events", "other"), 0)
+    for method, path in requests:
+        if method in WRITES:
+            counts[_written(path)] += 1
+    return counts
+
+
+def _written(path: str) -> str:
+    parts = path.strip("/").split("/")
+    if parts[:3] == ["api", "v1", "nodes"]:
+        return "node_status" if parts[-1] == "status" else "node_spec"
+    if "leases" in parts:
+        return "leases"
+    if "events" in parts:
+        return "events"
+    return "other"
+
+
+def event_occurrences(events: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """``"<type> <reason>"`` → occurrences (an aggregated Event counts ``count`` times)."""
+    counts: collections.Counter[str] = collections.Counter()
+    for event in events:
+        counts[f"{event.get('type', '')} {event.get('reason', '')}"] += int(event.get("count") or 1)
+    return dict(sorted(counts.items()))
 
 
 class MeteredLoop(asyncio.SelectorEventLoop):

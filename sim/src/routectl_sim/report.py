@@ -10,6 +10,7 @@ from typing import Any
 from rich.table import Table
 
 from routectl_sim.measure import percentile
+from routectl_sim.profiles import IPAM_SCENARIOS, pod_cidr_pool
 from routectl_sim.runner import Result
 
 MINUTES_FROM = 120.0
@@ -20,6 +21,7 @@ INVARIANTS = (
     "concurrent_writers",
     "unconverged_after_faults",
     "unhandled_exceptions",
+    "cidr_reused_while_routed",
 )
 
 
@@ -108,13 +110,71 @@ def table(results: Sequence[Result]) -> Table:
     first = results[0].job
     longest = max(r.job.duration for r in results)
     title = f"{first.scenario}: {first.nodes} nodes, {_seconds(longest)} simulated"
+    if first.scenario in IPAM_SCENARIOS:
+        pool = pod_cidr_pool(first.scenario, nodes=first.nodes, pool_blocks=first.pool_blocks)
+        title += f", pod CIDRs from {pool}"
     if any(r.job.duration != longest for r in results):
         title += " (each profile until its full listing could repair drift)"
     t = Table(title=title)
     t.add_column("")
     for r in results:
         t.add_column(r.job.profile, justify="right")
-    rows: list[tuple[str, list[str]]] = [
+    rows = _ipam_rows(results) if first.scenario in IPAM_SCENARIOS else _route_rows(results)
+    for label, cells in rows:
+        t.add_row(label, *cells)
+    return t
+
+
+def _ipam_rows(results: Sequence[Result]) -> list[tuple[str, list[str]]]:
+    """What node IPAM costs: the way from registration to ready, API writes and Events."""
+    reasons = sorted({key for r in results for key in r.events})
+    writes = ("node_spec", "node_status", "leases", "events")
+    return [
+        (
+            "Nodes registered / ready",
+            [f"{r.registrations} / {len(r.join_latencies)}" for r in results],
+        ),
+        (
+            "registration → pod CIDR p50 / p99",
+            [_pair(r.cidr_latencies) for r in results],
+        ),
+        ("registration → ready p50 / p99", [_pair(r.join_latencies) for r in results]),
+        (
+            "registration → ready max",
+            [_seconds(max(r.join_latencies, default=0.0)) for r in results],
+        ),
+        *(
+            (f"API writes: {w.replace('_', ' ')}", [str(r.api_writes.get(w, 0)) for r in results])
+            for w in writes
+        ),
+        *((f"Events: {key}", [str(r.events.get(key, 0)) for r in results]) for key in reasons),
+        ("ListRoutes / CreateRoute / DeleteRoute", [_calls_of(r) for r in results]),
+        ("throttled answers", [str(r.throttled) for r in results]),
+        ("converged after last change", [_seconds(r.converge_seconds) for r in results]),
+        ("controller CPU (routes; KCM's not counted)", [f"{r.cpu_seconds:.2f}s" for r in results]),
+        *(
+            (
+                f"must be 0: {name.replace('_', ' ')}",
+                [str(r.invariants.get(name, 0)) for r in results],
+            )
+            for name in INVARIANTS
+        ),
+    ]
+
+
+def _pair(values: Sequence[float]) -> str:
+    return (
+        f"{_seconds(percentile(list(values), 0.50))} / {_seconds(percentile(list(values), 0.99))}"
+    )
+
+
+def _calls_of(r: Result) -> str:
+    return " / ".join(str(r.cloud_calls[op]) for op in ("list", "create", "delete"))
+
+
+def _route_rows(results: Sequence[Result]) -> list[tuple[str, list[str]]]:
+    """What routing costs: cloud calls, latencies, CPU and memory."""
+    return [
         ("ListRoutes calls", [str(r.cloud_calls["list"]) for r in results]),
         ("CreateRoute calls", [str(r.cloud_calls["create"]) for r in results]),
         ("DeleteRoute calls", [str(r.cloud_calls["delete"]) for r in results]),
@@ -146,11 +206,9 @@ def table(results: Sequence[Result]) -> Table:
                 [str(r.invariants.get(name, 0)) for r in results],
             )
             for name in INVARIANTS
+            if name != "cidr_reused_while_routed"
         ),
     ]
-    for label, cells in rows:
-        t.add_row(label, *cells)
-    return t
 
 
 def plot(path: Path, results: Sequence[Result]) -> None:

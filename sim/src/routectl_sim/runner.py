@@ -3,6 +3,8 @@
 Each job gets a fresh process (so CPU and memory are its own), a fresh fake API server,
 a fresh simulated cloud and the same seeded workload; the controller is routectl's real
 :class:`~routectl.service.Service`, configured from the profile's flags, talking HTTP.
+A profile's companions (KCM's allocator in ``kcm+…``) run beside it in the same loop,
+talking HTTP to the same server; their CPU is not the controller's.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import datetime
 import logging
 import multiprocessing
 import random
 import tempfile
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from ipaddress import ip_network
 from pathlib import Path
 from typing import Any, cast
@@ -29,10 +32,28 @@ from routectl.reconcile import is_responsible
 from routectl.testing import CloudSettings, FakeCloud
 from routectl_sim.apiserver import FakeApiServer
 from routectl_sim.chaos import run_chaos
-from routectl_sim.measure import MeteredLoop, Recorder, percentile, rss_bytes
+from routectl_sim.kcm import start_kcm
+from routectl_sim.measure import (
+    COMPONENT,
+    MeteredLoop,
+    Recorder,
+    ReuseWatch,
+    api_writes,
+    event_occurrences,
+    percentile,
+    rss_bytes,
+)
 from routectl_sim.pool import Pool
-from routectl_sim.profiles import CLUSTER_CIDR, profile_flags
-from routectl_sim.workload import CLUSTER, DRIVERS, Sim, setup
+from routectl_sim.profiles import (
+    CLUSTER_CIDR,
+    IPAM_SCENARIOS,
+    POD_MASK,
+    pod_cidr_pool,
+    profile_flags,
+    scenario_flags,
+    split_profile,
+)
+from routectl_sim.workload import CLUSTER, DRIVERS, EPOCH, Sim, setup
 
 SimLoop = looptime.make_event_loop_class(MeteredLoop)
 
@@ -64,6 +85,8 @@ class Job:
     cloud: CloudModel = CloudModel()
     controller_flags: tuple[str, ...] = ()
     """Extra ``routectl run`` flags for every profile (e.g. a shorter resync for a soak)."""
+    pool_blocks: int = 0
+    """Node IPAM scenarios: the pod CIDR pool's /24 blocks (0: the scenario's default)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,6 +112,16 @@ class Result:
     replicas_started: int = 1
     late_rss_growth_bytes: int = 0
     """RSS at the end minus RSS a third into the run: a leak shows as steady growth."""
+    registrations: int = 0
+    """Nodes that registered without a pod CIDR during the run."""
+    cidr_latencies: list[float] = dataclasses.field(default_factory=list)
+    """From a Node registering to its pod CIDR being set."""
+    join_latencies: list[float] = dataclasses.field(default_factory=list)
+    """From a Node registering to its NetworkUnavailable=False being written."""
+    api_writes: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Write requests the API server received from the controllers, by what they write."""
+    events: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Event occurrences at the end, by ``"<type> <reason>"``."""
 
     def summary(self) -> dict[str, object]:
         """The per-profile object of ``routectl simulate --json``."""
@@ -107,6 +140,17 @@ class Result:
                 "max": max(self.ready_latencies, default=0.0),
                 "after_route_max": max(self.ready_after_route, default=0.0),
             },
+            "node_join_seconds": {
+                "registered": self.registrations,
+                "ready": len(self.join_latencies),
+                "cidr_p50": percentile(self.cidr_latencies, 0.50),
+                "cidr_p99": percentile(self.cidr_latencies, 0.99),
+                "ready_p50": percentile(self.join_latencies, 0.50),
+                "ready_p99": percentile(self.join_latencies, 0.99),
+                "ready_max": max(self.join_latencies, default=0.0),
+            },
+            "api_writes": self.api_writes,
+            "events": self.events,
             "converge_seconds": self.converge_seconds,
             "wrongful_deletes": self.wrongful_deletes,
             "cpu_seconds": self.cpu_seconds,
@@ -149,8 +193,11 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
     cloud.listeners.append(recorder.on_change)
     failures: list[object] = []
     loop.set_exception_handler(lambda _, context: failures.append(context))
+    reuse = ReuseWatch(routes=lambda: cloud.routes(CLUSTER))
     async with FakeApiServer(history_limit=20_000) as server:
         server.watch_nodes(recorder.node_written)
+        if job.scenario in IPAM_SCENARIOS:  # elsewhere the workload's script allocates
+            server.watch_nodes(reuse.node_written)
         sim = Sim(
             server=server,
             cloud=cloud,
@@ -169,6 +216,7 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
                 await pool.start()
             if chaos:
                 pool.supervise(size=2)
+            companions = await start_companions(job, kubeconfig=str(kubeconfig))
             faults: list[str] = []
             rss: list[int] = []
             try:
@@ -176,7 +224,10 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
                     sim, job, peak, pool=pool, quiet=_quiet(settings), faults=faults, rss=rss
                 )
             finally:
+                crashed = await stop_companions(companions)
                 await pool.stop()
+        writes = api_writes((r.method, r.path) for r in server.requests)
+        events = event_occurrences(server.events())
     expected = recorder.expected()
     routed = {
         (r.target_node, canonical(r.destination_cidr))
@@ -202,6 +253,11 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
         faults=faults,
         replicas_started=pool.started,
         late_rss_growth_bytes=rss[-1] - rss[len(rss) // 3] if rss else 0,
+        registrations=recorder.registrations,
+        cidr_latencies=recorder.cidr_latencies,
+        join_latencies=recorder.join_latencies,
+        api_writes=writes,
+        events=events,
         invariants={
             "wrongful_deletes": recorder.wrongful_deletes,
             "foreign_routes_touched": recorder.foreign_touched,
@@ -209,17 +265,69 @@ async def _simulate(job: Job, loop: MeteredLoop) -> Result:
             "concurrent_writers": pool.invariants.concurrent_writers,
             # Only a chaos run keeps a quiet period long enough to demand convergence.
             "unconverged_after_faults": len(expected ^ routed) if chaos else 0,
-            "unhandled_exceptions": pool.invariants.unhandled_exceptions + len(failures),
+            "unhandled_exceptions": pool.invariants.unhandled_exceptions + len(failures) + crashed,
+            "cidr_reused_while_routed": reuse.reused_while_routed,
         },
     )
 
 
 def _settings(job: Job, *, kubeconfig: str, elected: bool) -> Settings:
     flags = profile_flags(job.profile, budget_qps=job.cloud.qps, budget_burst=job.cloud.burst)
+    flags += scenario_flags(job.scenario, nodes=job.nodes, pool_blocks=job.pool_blocks)
     if elected:
         flags.append("--leader-elect=true")
     settings = parse_run_flags([*flags, *job.controller_flags])
     return dataclasses.replace(settings, kubeconfig=kubeconfig)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Companion:
+    """Something a profile runs beside routectl (KCM's allocator): its task, and its end."""
+
+    task: asyncio.Task[None]
+    close: Callable[[], Awaitable[None]]
+
+
+async def _kcm(job: Job, *, kubeconfig: str) -> Companion:
+    loop = asyncio.get_running_loop()
+    pool = pod_cidr_pool(job.scenario, nodes=job.nodes, pool_blocks=job.pool_blocks)
+    allocator, task = await start_kcm(
+        kubeconfig=kubeconfig,
+        cluster_cidr=ip_network(pool),
+        node_mask=POD_MASK,
+        wall_clock=lambda: EPOCH + datetime.timedelta(seconds=loop.time()),
+        seed=job.seed,
+    )
+    return Companion(task=task, close=allocator.kube.aclose)
+
+
+COMPANIONS: dict[str, Callable[..., Awaitable[Companion]]] = {"kcm": _kcm}
+"""How each companion a profile may name (before a ``+``) is started."""
+
+
+async def start_companions(job: Job, *, kubeconfig: str) -> list[Companion]:
+    """Start the companions ``job``'s profile names, metered apart from the controller."""
+    token = COMPONENT.set("companions")
+    try:
+        names, _ = split_profile(job.profile)
+        return [await COMPANIONS[name](job, kubeconfig=kubeconfig) for name in names]
+    finally:
+        COMPONENT.reset(token)
+
+
+async def stop_companions(companions: Iterable[Companion]) -> int:
+    """Stop every companion; how many had crashed before."""
+    crashed = 0
+    for companion in companions:
+        task = companion.task
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        elif not task.cancelled() and task.exception() is not None:
+            crashed += 1
+        await companion.close()
+    return crashed
 
 
 def _quiet(settings: Settings) -> float:

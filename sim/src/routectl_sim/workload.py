@@ -4,7 +4,9 @@ Every scenario starts from Nodes whose routes are already in place (as a CCM lef
 and then drives changes through the fake API server exactly as kubelets and the IPAM
 controller would: a Node registers without a pod CIDR and gets one a few seconds later;
 kubelets post status every ``heartbeat`` seconds (conditions only, nothing routing needs).
-The same seed gives the same workload for every profile.
+In the node IPAM scenarios (``ipam-*``) Nodes register without a pod CIDR and the workload
+never sets one: the profile's allocator does (KCM's, or routectl's own). The same seed
+gives the same workload for every profile: no choice depends on what a controller did.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import functools
+import itertools
 import random
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -76,6 +80,7 @@ class Sim:
         name = f"node-{slot:05d}"
         self.names[name] = slot
         cidr = pod_cidr(slot)
+        self.recorder.placed(name, canonical(cidr), self._views(name))  # before the watch sees it
         node = _node(name, cidr, self._addresses(name), _stamp(0))
         node["status"]["conditions"].append(
             {
@@ -98,18 +103,18 @@ class Sim:
                 target_node_addresses=addresses,
             ),
         )
-        self.recorder.placed(name, canonical(cidr), self._views(name))
 
     def register(self, slot: int, name: str) -> None:
         """A kubelet registers a Node, still without a pod CIDR."""
         self.names[name] = slot
+        self.recorder.registered(name, self.now())
         self.server.create_node(_node(name, None, self._addresses(name), _stamp(self.now())))
 
     def assign(self, name: str) -> None:
-        """The IPAM controller sets the Node's pod CIDR."""
+        """The IPAM controller (played by the workload) sets the Node's pod CIDR."""
         cidr = pod_cidr(self.names[name])
-        self.server.patch_node(name, {"spec": {"podCIDR": cidr, "podCIDRs": [cidr]}})
         self.recorder.wanted(name, canonical(cidr), self._views(name), self.now())
+        self.server.patch_node(name, {"spec": {"podCIDR": cidr, "podCIDRs": [cidr]}})
 
     def delete(self, name: str) -> None:
         """The Node goes away (scale-down, replacement)."""
@@ -255,6 +260,53 @@ async def _idle(sim: Sim, nodes: int) -> None:
     """Nothing happens but kubelet heartbeats."""
 
 
+async def _ipam_join(sim: Sim, nodes: int) -> None:
+    """Nodes register without pod CIDRs at random times over the ten minutes after the
+    controllers settled (random, so no join keeps step with a periodic controller)."""
+    times = sorted(sim.rng.uniform(SETTLE, SETTLE + 600.0) for _ in range(nodes))
+    for slot, at in enumerate(times):
+        await asyncio.sleep(max(0.0, at - sim.now()))
+        sim.register(slot, f"node-{slot:05d}")
+
+
+WAVE_EVERY = (60.0, 120.0)
+"""``ipam-churn``: seconds between two waves of replacements."""
+
+
+async def _ipam_churn(sim: Sim, nodes: int) -> None:
+    """From a settled start, every one to two minutes a tenth of the Nodes (at least one),
+    picked at random, are deleted at once, and each replacement registers (without a pod
+    CIDR) 0-10 s later, as a node-pool upgrade or a spot reclaim replaces machines: freed
+    CIDRs are wanted again while their routes are being deleted."""
+    slots = itertools.count(nodes)
+    async with asyncio.TaskGroup() as group:
+        await asyncio.sleep(SETTLE)
+        while True:
+            await asyncio.sleep(sim.rng.uniform(*WAVE_EVERY))
+            for name in sim.rng.sample(sorted(sim.names), max(1, nodes // 10)):
+                sim.delete(name)
+                slot = next(slots)
+                register = functools.partial(sim.register, slot, f"node-{slot:05d}")
+                group.create_task(sim.later(sim.rng.uniform(0.0, 10.0), register))
+
+
+FREE_AT = 300.0
+"""When ``ipam-exhaustion`` frees capacity."""
+
+
+async def _ipam_exhaustion(sim: Sim, nodes: int) -> None:
+    """More Nodes than the pool has blocks register within a minute; at five minutes a
+    tenth of the Nodes (among the older half, which surely got blocks) leave, so waiting
+    Nodes may be served."""
+    for slot, at in enumerate(_spread(nodes, 60.0)):
+        await asyncio.sleep(max(0.0, at - sim.now()))
+        sim.register(slot, f"node-{slot:05d}")
+    await asyncio.sleep(max(0.0, FREE_AT - sim.now()))
+    older = sorted(sim.names)[: nodes // 2]
+    for name in sim.rng.sample(older, min(len(older), max(1, nodes // 10))):
+        sim.delete(name)
+
+
 DRIVERS: dict[str, Scenario] = {
     "idle": _idle,
     "scale-up": _scale_up,
@@ -263,11 +315,16 @@ DRIVERS: dict[str, Scenario] = {
     "address-change": _address_change,
     "drift": _drift,
     "single-join": _single_join,
+    "ipam-join": _ipam_join,
+    "ipam-churn": _ipam_churn,
+    "ipam-exhaustion": _ipam_exhaustion,
 }
+EMPTY_AT_START = frozenset({"scale-up", "ipam-join", "ipam-exhaustion"})
 
 
 def setup(sim: Sim, scenario: str, nodes: int) -> None:
-    """The cluster before the controller starts: every scenario but scale-up starts full.
+    """The cluster before the controller starts: full, or empty for the scenarios that
+    register every Node (:data:`EMPTY_AT_START`).
 
     The cloud also holds routes that are not routectl's (another cluster's table, and
     foreign routes in this one), which must never be touched.
@@ -275,6 +332,6 @@ def setup(sim: Sim, scenario: str, nodes: int) -> None:
     for route in FOREIGN:
         sim.cloud.add_route(CLUSTER, route)
     sim.cloud.add_route("other-cluster", Route(target_node="x", destination_cidr="10.0.0.0/24"))
-    if scenario != "scale-up":
+    if scenario not in EMPTY_AT_START:
         for slot in range(nodes):
             sim.place(slot)
