@@ -16,7 +16,9 @@ plan, and it:
    new pod CIDRs in this same sync, with no extra ListRoutes;
 5. tells (:mod:`routectl.ipam_report`): ``CIDRNotAvailable`` once per Node per wait,
    findings once, 80 %/95 % pool warnings once per crossing, metrics;
-6. asks for a sync when a quarantined block may become reusable while Nodes wait.
+6. asks for a sync when a quarantined block may become reusable while Nodes wait (at once,
+   on a fresh listing, when a block past its delay only waits for one: the Node gets that
+   block instead of a ``CIDRNotAvailable``).
 
 Every write goes through the fenced writer, as a child of the sync. A write that fails is
 returned to the controller, which fails the sync (retried with backoff); a reservation
@@ -165,7 +167,8 @@ class NodeIpam:
             self.state.quarantined.listed(routes, at=now)
         errors = await self._reuse(self.state, now)
         assigned, failed = await self._allocate(self.state, now)
-        await self._report.tell(self.state, now)
+        hold = self.state.quarantined.awaits_listing(now)
+        await self._report.tell(self.state, now, hold=hold)
         self._wake(self.state, now)
         return Assigned(
             names=frozenset(assigned),
@@ -298,13 +301,16 @@ class NodeIpam:
             self._echoes.pop(name, None)
 
     def _wake(self, state: Allocator, now: float) -> None:
-        """While Nodes wait, ask for a sync when a quarantined block may be reusable."""
+        """While Nodes wait, ask for a sync when a quarantined block may be reusable: at
+        once, on a fresh listing, when a block only waits for one."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        upcoming = state.quarantined.next_reuse() if self._report.waiting else None
+        upcoming = state.quarantined.next_reuse() if self._report.short else None
         if upcoming is None:
             return
+        if state.quarantined.awaits_listing(now):
+            upcoming = (now, True)
         at, fresh = upcoming
         if at <= now and not fresh:  # past the delay, but the last listing still shows it
             at, fresh = now + max(USAGE_EVERY, self.settings.listing_max_age), True

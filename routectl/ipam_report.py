@@ -1,9 +1,11 @@
 """What node IPAM tells: Events, log lines and metrics, each once per transition.
 
 Promises: ``CIDRNotAvailable`` once per Node per wait (not per retry; a Node that waits again
-after getting a CIDR is told again), each finding once, pool warnings at 80 % and 95 % once
-per crossing, block counts by state at most every :data:`USAGE_EVERY` seconds (at every sync
-while Nodes wait). A failure to record an Event is a log line; it never fails the sync.
+after getting a CIDR is told again), and not while a fresh listing may still free a block
+for it (the Node is told only if it still waits after that listing); each finding once;
+pool warnings at 80 % and 95 % once per crossing; block counts by state at most every
+:data:`USAGE_EVERY` seconds (at every sync while Nodes wait). A failure to record an Event
+is a log line; it never fails the sync.
 """
 
 from __future__ import annotations
@@ -48,11 +50,15 @@ class IpamReport:
         self._usage_at = -USAGE_EVERY
         self.waiting: set[str] = set()
         """Nodes told they wait for a pod CIDR (and not served since)."""
+        self.short = False
+        """At the last sync some Node waited for a block (told or not)."""
 
-    async def tell(self, state: Allocator, now: float) -> None:
-        """Say what changed since the last sync: Nodes newly waiting, new findings, usage."""
+    async def tell(self, state: Allocator, now: float, *, hold: bool = False) -> None:
+        """Say what changed since the last sync: Nodes newly waiting, new findings, usage.
+        With ``hold`` (a listing may free blocks) Nodes newly waiting are not told yet."""
         decision = state.plan()
         waiting = {w.node: w for w in decision.waiting}
+        self.short = bool(waiting)
         self._metrics.pending.set(len(state.pending))
         self._metrics.waiting.set(len(waiting))
         self._metrics.conflicts.set(state.conflicts)
@@ -60,7 +66,7 @@ class IpamReport:
             self.waiting.discard(name)
         for name, why in waiting.items():
             node = self._store.get(name)
-            if name in self.waiting or node is None:
+            if name in self.waiting or node is None or hold:
                 continue
             self.waiting.add(name)
             logger.warning("No pod CIDR for node %s: %s", name, why.message)
@@ -81,10 +87,10 @@ class IpamReport:
                     await self._status.node_event(node, reason=f.reason, message=f.message)
         if waiting or now - self._usage_at >= USAGE_EVERY:
             self._usage_at = now
-            await self._usage(state)
+            await self._usage(state, now)
 
-    async def _usage(self, state: Allocator) -> None:
-        usages = usage(state)
+    async def _usage(self, state: Allocator, now: float) -> None:
+        usages = usage(state, now=now)
         for each in usages:
             labels = {"pool": str(each.pool.network), "family": f"IPv{each.pool.network.version}"}
             for name in ("free", "used", "quarantined", "excluded", "foreign"):

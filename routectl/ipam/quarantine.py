@@ -91,6 +91,27 @@ class Quarantine:
             key=lambda n: (n.version, int(n.network_address)),
         )
 
+    def due(self, network: Network, now: float) -> bool:
+        """``network``'s route is known gone and the delay has passed: reusable as soon as
+        a listing taken since shows no route to it (free in all but name)."""
+        release = self.released.get(network)
+        return (
+            release is not None
+            and release.route_gone_at is not None
+            and now >= release.route_gone_at + self.delay
+        )
+
+    def awaits_listing(self, now: float) -> bool:
+        """Some block is past its delay and only waits for a listing taken after its route
+        went: a fresh listing now may free it."""
+        listed_at = self._listing[0] if self._listing is not None else None
+        return any(
+            (gone := r.route_gone_at) is not None
+            and now >= gone + self.delay
+            and (listed_at is None or listed_at < gone)
+            for r in self.released.values()
+        )
+
     def next_reuse(self) -> tuple[float, bool] | None:
         """When a block may next become reusable, and whether a fresh listing is needed for
         it (its route went after the last listing); None while no route is known gone."""

@@ -231,11 +231,13 @@ class Allocator:
         free = sum(self.space.free_blocks(p.network, p.mask) for p in pools)
         quarantined = sum(1 for n in self.quarantined.released if n.version == family)
         flag = "--node-cidr-mask-size" + ("-ipv6" if family == 6 else "-ipv4")  # noqa: PLR2004
+        remedy = f"add a pool to --additional-cluster-cidrs or use a longer {flag}"
+        if quarantined:
+            remedy += "; quarantined blocks are reused after --pod-cidr-reuse-delay"
         return (
             f"no free /{mask} in {','.join(str(p.network) for p in pools)} "
             f"({capacity - free}/{capacity} taken, {quarantined} quarantined, "
-            f"{waiting} nodes waiting); add a pool to --additional-cluster-cidrs or use a "
-            f"longer {flag}"
+            f"{waiting} nodes waiting); {remedy}"
         )
 
     # -- what it knows ------------------------------------------------------------------------

@@ -3,7 +3,10 @@
 :func:`usage` counts a pool's blocks (of its current mask size) by state: used by Nodes,
 free, quarantined, excluded (a Service range, a ``ServiceCIDR``), claimed by another
 writer. :class:`Levels` says when a pool's share of taken blocks first reaches 80 % or
-95 %: one warning per pool per crossing upward, re-armed when it falls back below.
+95 %: one warning per pool per crossing upward, re-armed only when it falls back below the
+level by :data:`REARM` (a pool that hovers at a level under churn warns once). A
+quarantined block past its reuse delay (one listing away from free) is not counted as
+taken: churn alone never raises the alarm "add a pool".
 Pure: no I/O, no clock, no logging.
 """
 
@@ -16,6 +19,8 @@ from routectl.ipam.space import span
 from routectl.ipam.state import EXCLUDED, FOREIGN, NODE, QUARANTINE, Allocator
 
 LEVELS = (0.95, 0.80)
+REARM = 0.05
+"""How far below a level a pool's share must fall before that level may warn again."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,36 +32,40 @@ class PoolUsage:
     free: int
     used: int
     quarantined: int
+    due: int = 0
+    """Of the quarantined, those past the reuse delay: free once a listing confirms it."""
     excluded: int
     foreign: int
 
     @property
     def share(self) -> float:
-        """The share of blocks that are not free (0 to 1)."""
-        return 1.0 - self.free / self.capacity if self.capacity else 1.0
+        """The share of blocks taken: neither free nor due for reuse (0 to 1)."""
+        return 1.0 - (self.free + self.due) / self.capacity if self.capacity else 1.0
 
     def message(self, level: float) -> str:
         """The warning for reaching ``level``."""
         return (
             f"pod CIDR pool {self.pool.network} is {self.share:.0%} taken "
-            f"(level {level:.0%}: {self.capacity - self.free}/{self.capacity} /{self.pool.mask} "
+            f"(level {level:.0%}: {self.capacity - self.free - self.due}/{self.capacity} "
+            f"/{self.pool.mask} "
             f"blocks; {self.used} used by Nodes, {self.quarantined} quarantined, "
             f"{self.excluded} excluded); add a pool to --additional-cluster-cidrs before it is full"
         )
 
 
-def usage(allocator: Allocator) -> list[PoolUsage]:
-    """Every pool's usage, active pools first, in configured order."""
+def usage(allocator: Allocator, *, now: float) -> list[PoolUsage]:
+    """Every pool's usage at ``now``, active pools first, in configured order."""
     found = []
     for pool in allocator.pools.all:
         counts = {NODE: 0, QUARANTINE: 0, FOREIGN: 0}
-        excluded = 0
+        excluded = due = 0
         block = 1 << (pool.network.max_prefixlen - pool.mask)
         first, last = span(pool.network)
         for network in allocator.space.overlapping(pool.network):
             tags = allocator.space.tags(network)
             for prefix in counts:
                 counts[prefix] += any(t.startswith(prefix) for t in tags)
+            due += allocator.quarantined.due(network, now)
             if any(t.startswith(EXCLUDED) for t in tags):
                 start, end = span(network)
                 excluded += -(-(min(end, last) - max(start, first) + 1) // block)
@@ -67,6 +76,7 @@ def usage(allocator: Allocator) -> list[PoolUsage]:
                 free=allocator.space.free_blocks(pool.network, pool.mask),
                 used=counts[NODE],
                 quarantined=counts[QUARANTINE],
+                due=due,
                 excluded=excluded,
                 foreign=counts[FOREIGN],
             )
@@ -88,7 +98,10 @@ class Levels:
                 continue
             key = str(each.pool.network)
             level = next((lv for lv in LEVELS if each.share >= lv), 0.0)
-            if level > self._last.get(key, 0.0):
+            last = self._last.get(key, 0.0)
+            if level > last:
                 warnings.append((each, level))
-            self._last[key] = level
+                self._last[key] = level
+            elif level < last and each.share < last - REARM:
+                self._last[key] = level
         return warnings
