@@ -8,10 +8,10 @@ plan, and it:
    store (the informer has synced), the claim Leases, ServiceCIDRs, the listing;
 2. judges the quarantine by a fresh listing, and frees reusable blocks (claim deleted
    first);
-3. plans (oldest Node first, lowest free block) and, per Node, creates the claims, then
-   patches ``spec.podCIDR(s)``, a bounded number at a time; a claim someone else holds
-   makes that block foreign and the Node is planned again; a crash between claim and patch
-   resumes to the same CIDR;
+3. plans (oldest Node first, lowest free block) and has :mod:`routectl.ipam_write` create
+   the claims, then patch ``spec.podCIDR(s)``, a bounded number at a time; a claim someone
+   else holds makes that block foreign and the Node is planned again; a crash between claim
+   and patch resumes to the same CIDR;
 4. waits (briefly) for the informer's echo of each patch, so the route planner sees the
    new pod CIDRs in this same sync, with no extra ListRoutes;
 5. tells (:mod:`routectl.ipam_report`): ``CIDRNotAvailable`` once per Node per wait,
@@ -30,30 +30,24 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from typing import Any
 
 from routectl.cidr import Network, canonical
 from routectl.config import Settings
 from routectl.errors import KubeError
 from routectl.informer import NodeStore
-from routectl.ipam import Allocation, Allocator, Pools, rebuild
-from routectl.ipam.objects import CIDR_ASSIGNMENT_FAILED, node_patch, service_cidrs
+from routectl.ipam import Allocator, Pools, rebuild
+from routectl.ipam.objects import service_cidrs
 from routectl.ipam_claims import ClaimLeases, IpamReader
 from routectl.ipam_metrics import IpamMetrics
 from routectl.ipam_report import USAGE_EVERY, IpamReport
+from routectl.ipam_write import CidrWriter
 from routectl.listing import Listing
 from routectl.model import NodeView
 from routectl.status import IpamWriter, NodeStatus
 
 logger = logging.getLogger("routectl.ipam")
-CONCURRENCY = 32
-"""Nodes whose claims and patch are in flight at once."""
-ECHO_WAIT = 5.0
-"""How long a sync waits for the informer to show the pod CIDRs it wrote."""
-ROUNDS = 3
-"""Plans per sync (a claim held elsewhere makes the Node plan again)."""
-HTTP_NOT_FOUND = 404
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,9 +97,6 @@ class NodeIpam:
             namespace=settings.leader_elect_resource_namespace,
             enabled=settings.pod_cidr_claims == "lease",
         )
-        self._failed: set[str] = set()
-        self._since: dict[str, float] = {}
-        self._echoes: dict[str, tuple[tuple[str, ...], asyncio.Event]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._report = IpamReport(
             store=store,
@@ -114,6 +105,9 @@ class NodeIpam:
             metrics=metrics,
             event_type=settings.ipam_event_type,
             wall_clock=wall_clock,
+        )
+        self._cidrs = CidrWriter(
+            store=store, writer=writer, claims=self._claims, metrics=metrics, report=self._report
         )
 
     # -- fed by the informer ------------------------------------------------------------------
@@ -125,14 +119,7 @@ class NodeIpam:
         routes the Node, so the change needs no sync of its own.
         """
         now = self._clock()
-        if new is not None and not new.pod_cidrs:
-            self._since.setdefault(new.name, now)
-        elif new is None and old is not None:
-            self._since.pop(old.name, None)
-        echo = self._echoes.get(new.name) if new is not None else None
-        own = new is not None and echo is not None and tuple(new.pod_cidrs) == echo[0]
-        if echo is not None and own:
-            echo[1].set()
+        own = self._cidrs.noticed(old, new, now=now)
         if self.state is not None:
             self.state.observe(old, new, now=now)
         return own
@@ -166,7 +153,7 @@ class NodeIpam:
         elif routes is not None:
             self.state.quarantined.listed(routes, at=now)
         errors = await self._reuse(self.state, now)
-        assigned, failed = await self._allocate(self.state, now)
+        assigned, failed = await self._cidrs.write(self.state, now)
         hold = self.state.quarantined.awaits_listing(now)
         await self._report.tell(self.state, now, hold=hold)
         self._wake(self.state, now)
@@ -220,85 +207,6 @@ class NodeIpam:
             else:
                 state.free(network)
         return errors
-
-    async def _allocate(self, state: Allocator, now: float) -> tuple[list[str], list[KubeError]]:
-        assigned: list[str] = []
-        errors: list[KubeError] = []
-        limit = asyncio.Semaphore(CONCURRENCY)
-        for _ in range(ROUNDS):
-            decision = state.plan()
-            todo = [a for a in decision.allocations if self._live(a)]
-            if not todo:
-                break
-            again = False
-
-            async def one(a: Allocation) -> None:
-                nonlocal again
-                async with limit:
-                    outcome = await self._write(state, a)
-                if outcome == "planned-again":
-                    again = True
-                elif isinstance(outcome, KubeError):
-                    errors.append(outcome)
-                elif outcome == "written":
-                    assigned.append(a.node)
-
-            async with asyncio.TaskGroup() as group:
-                for allocation in todo:
-                    group.create_task(one(allocation))
-            if not again:
-                break
-        await self._await_echoes(assigned)
-        for name in assigned:
-            since = self._since.pop(name, None)
-            if since is not None:
-                self._metrics.allocation_seconds.observe(now - since)
-        shown = [n for n in assigned if (v := self._store.get(n)) is not None and v.pod_cidrs]
-        return shown, errors
-
-    def _live(self, a: Allocation) -> bool:
-        node = self._store.get(a.node)
-        return node is not None and node.uid == a.uid and not node.pod_cidrs
-
-    async def _write(self, state: Allocator, a: Allocation) -> str | KubeError:
-        """Claim each CIDR, then patch the Node: ``written``, ``planned-again``, ``left``."""
-        if self._claims.enabled:
-            for network in a.cidrs:
-                held = await self._claims.take(state, a, network)
-                if isinstance(held, KubeError):
-                    return held
-                if not held:
-                    state.unreserve(a.node)
-                    return "planned-again"
-        texts = tuple(str(c) for c in a.cidrs)
-        self._echoes[a.node] = (texts, asyncio.Event())
-        try:
-            await self._writer.patch_node(a.node, node_patch(a.cidrs))
-        except KubeError as exc:
-            self._echoes.pop(a.node, None)
-            self._metrics.allocations.labels(result="failed").inc()
-            if exc.status == HTTP_NOT_FOUND:
-                return "left"  # the Node is gone: its delete releases the reservation
-            logger.error("Failed to update node %s PodCIDR %s: %s", a.node, texts, exc)  # noqa: TRY400
-            if a.node not in self._failed and (node := self._store.get(a.node)) is not None:
-                self._failed.add(a.node)
-                await self._report.event(node, CIDR_ASSIGNMENT_FAILED, str(exc))
-            return exc
-        self._metrics.allocations.labels(result="allocated").inc()
-        self._failed.discard(a.node)
-        logger.info("Set node %s PodCIDR to %s", a.node, list(texts))
-        return "written"
-
-    async def _await_echoes(self, names: Sequence[str]) -> None:
-        events = [self._echoes[n][1] for n in names if n in self._echoes]
-        try:
-            async with asyncio.timeout(ECHO_WAIT):
-                for event in events:
-                    await event.wait()
-        except TimeoutError:
-            logger.warning("The informer has not shown every new pod CIDR yet; routing follows")
-        for name in names:
-            self._echoes.pop(name, None)
 
     def _wake(self, state: Allocator, now: float) -> None:
         """While Nodes wait, ask for a sync when a quarantined block may be reusable: at
