@@ -101,24 +101,3 @@ def test_ipam_json_has_the_join_writes_and_events(tmp_path) -> None:
         }
         assert isinstance(profile["events"], dict)
         assert profile["invariants"][REUSE] == 0
-
-
-@pytest.mark.parametrize(
-    ("args", "needle"),
-    [
-        (["--scenario", "ipam-join", "--profiles", "routectl"], "--profiles"),
-        (["--scenario", "idle", "--profiles", "routectl-ipam"], "--profiles"),
-        (["--scenario", "ipam-churn", "--profiles", "kcm+nope"], "--profiles"),
-        (["--scenario", "ipam-join", "--ipam-pool-blocks", "3"], "--ipam-pool-blocks"),
-        (["--scenario", "ipam-join", "--nodes", "40000"], "--ipam-pool-blocks"),
-    ],
-)
-def test_bad_ipam_flags_exit_2(args, needle, capsys) -> None:
-    """A profile that does not allocate cannot run a node IPAM scenario (nor the reverse);
-    the pool must be a power of two that fits in 10.0.0.0/8."""
-    with pytest.raises(SystemExit) as info:
-        main(["simulate", *args])
-    assert info.value.code == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert needle in err

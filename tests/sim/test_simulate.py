@@ -187,6 +187,13 @@ def test_one_scenario_writes_one_object(tmp_path) -> None:
         (["--nodes", "0"], "--nodes"),
         (["--duration", "fast"], "--duration"),
         (["--scenario", "chaos-monkey"], "--scenario"),
+        # A profile that does not allocate cannot run a node IPAM scenario (nor the reverse);
+        # the pool must be a power of two that fits in 10.0.0.0/8.
+        (["--scenario", "ipam-join", "--profiles", "routectl"], "--profiles"),
+        (["--scenario", "idle", "--profiles", "routectl-ipam"], "--profiles"),
+        (["--scenario", "ipam-churn", "--profiles", "kcm+nope"], "--profiles"),
+        (["--scenario", "ipam-join", "--ipam-pool-blocks", "3"], "--ipam-pool-blocks"),
+        (["--scenario", "ipam-join", "--nodes", "40000"], "--ipam-pool-blocks"),
     ],
 )
 def test_bad_simulate_flags_exit_2(args, needle, capsys) -> None:
