@@ -15,7 +15,10 @@ budget, else one token per attempt here. Promises:
 * anything a plugin raises that is not a :class:`~routectl.errors.ProviderError` (a
   ``KeyError`` on a malformed answer, a reset connection) becomes a transient
   ``ProviderError``, logged with its traceback the first time: never a crash;
-* "already exists" on create and "not found" on delete count as success.
+* "already exists" on create and "not found" on delete count as success;
+* a listed entry that is not a well-typed Route (a destination that is null or a number, a
+  target that is not a string) is left out of the listing, so it is never changed, with a
+  WARNING once per entry and ``routectl_input_problems_total{reason="MalformedRoute"}``.
 
 How it paces and retries is a :class:`~routectl.policy.CallPolicy`
 (:func:`~routectl.policy.call_policy` derives it from the settings).
@@ -27,7 +30,7 @@ import asyncio
 import collections
 import logging
 import random
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from typing import TypeVar, cast
 
 import tenacity
@@ -44,13 +47,16 @@ from routectl.errors import (
     RouteNotFoundError,
 )
 from routectl.fence import Fence
-from routectl.model import Route
+from routectl.model import Route, malformed
 from routectl.policy import NO_OBSERVER, CallObserver, CallPolicy, CallStatistics
+from routectl.problems import MALFORMED_ROUTE
 from routectl.provider import BatchResult, RouteProvider, batch_capable, replace_capable
 from routectl.ratelimit import backoff_delay
 
 T = TypeVar("T")
 WRITES = frozenset({"create", "delete", "batch", "replace"})
+MAX_TOLD = 1000
+"""Distinct malformed routes logged (each once); past it they are only counted."""
 _SUCCESSES = frozenset({("create", "already_exists"), ("delete", "not_found")})
 logger = logging.getLogger("routectl.cloud")
 
@@ -82,6 +88,7 @@ class RateLimitedProvider:
         self._slots: asyncio.Semaphore | None = None
         self._attempts: collections.Counter[tuple[str, str]] = collections.Counter()
         self._surprises: set[tuple[str, str]] = set()
+        self._malformed: set[str] = set()
 
     def statistics(self) -> CallStatistics:
         """A snapshot of the attempt counters and the total time spent waiting for tokens."""
@@ -90,8 +97,33 @@ class RateLimitedProvider:
         )
 
     async def list_routes(self) -> Collection[Route]:
-        """List through the gate."""
-        return tuple(await self._call("list", self.inner.list_routes))
+        """List through the gate; a listed entry of the wrong shape is left out (so never
+        changed), told once; an answer that is not a collection is a transient error."""
+
+        async def listing() -> tuple[Route, ...]:
+            return self._well_formed(await self.inner.list_routes())
+
+        return await self._call("list", listing)
+
+    def _well_formed(self, listed: Iterable[object]) -> tuple[Route, ...]:
+        kept: list[Route] = []
+        for entry in listed:
+            why = malformed(entry)
+            if why is None:
+                kept.append(cast(Route, entry))
+                continue
+            self._observer.malformed_route()
+            told = f"{entry!r:.300}"
+            if told not in self._malformed and len(self._malformed) < MAX_TOLD:
+                self._malformed.add(told)
+                logger.warning(
+                    "%s: the provider listed a route routectl cannot use (%s); it is left "
+                    "out and never changed: %s",
+                    MALFORMED_ROUTE,
+                    why,
+                    told,
+                )
+        return tuple(kept)
 
     async def create_route(self, route: Route, *, name_hint: str) -> None:
         """Create through the gate; a route that already exists is success."""

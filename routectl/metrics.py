@@ -43,6 +43,7 @@ from routectl.clientgo_metrics import (
     WorkqueueMetrics,
     histogram,
 )
+from routectl.problems import MALFORMED_ROUTE
 
 CALL_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 120)
 """Cloud calls: up to the default 30 s timeout and beyond (the timeout is added too)."""
@@ -222,6 +223,10 @@ class Metrics:
         """Record one cloud call attempt (CallObserver)."""
         self.cloud_calls.labels(operation=operation, result=result).inc()
         self.cloud_call_seconds.labels(operation=operation).observe(seconds)
+
+    def malformed_route(self) -> None:
+        """Count a listed route the gate left out for its shape (CallObserver)."""
+        self.problems.labels(reason=MALFORMED_ROUTE).inc()
 
     def token_wait(self, *, seconds: float) -> None:
         """Record how long one request waited for a token (BudgetObserver)."""

@@ -62,3 +62,32 @@ class Route:
     target_node_addresses: tuple[NodeAddress, ...] = ()
     blackhole: bool = False
     enable_node_addresses: bool = False
+
+
+def malformed(route: object) -> str | None:
+    """What makes ``route`` (as a plugin listed it) unusable, or None when it is a Route
+    whose every field has its declared type. Plugins are not trusted to type-check."""
+    if not isinstance(route, Route):
+        return f"not a Route but {type(route).__name__}"
+    texts: dict[str, object] = {
+        "target_node": route.target_node,
+        "destination_cidr": route.destination_cidr,
+        "name": route.name,
+    }
+    for field, value in texts.items():
+        if not isinstance(value, str):
+            return f"{field} is {type(value).__name__} {value!r:.60}, not a string"
+    flags: tuple[object, ...] = (route.blackhole, route.enable_node_addresses)
+    if not all(isinstance(flag, bool) for flag in flags):
+        return "blackhole or enable_node_addresses is not a bool"
+    addresses: object = route.target_node_addresses
+    if not isinstance(addresses, tuple) or not all(_is_address(a) for a in addresses):
+        return "target_node_addresses is not a tuple of NodeAddress"
+    return None
+
+
+def _is_address(value: object) -> bool:
+    if not isinstance(value, NodeAddress):
+        return False
+    texts: tuple[object, ...] = (value.type, value.address)
+    return all(isinstance(text, str) for text in texts)

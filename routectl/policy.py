@@ -62,13 +62,19 @@ def call_policy(settings: Settings) -> CallPolicy:
 
 
 class CallObserver(Protocol):
-    """Receives one record per attempt (for metrics); must not block."""
+    """Receives one record per attempt, and one per listed route left out for its shape
+    (for metrics); must not block."""
 
     def attempt(self, *, operation: str, result: str, seconds: float) -> None: ...
+
+    def malformed_route(self) -> None: ...
 
 
 class _NoObserver:
     def attempt(self, *, operation: str, result: str, seconds: float) -> None:
+        """Ignore the record."""
+
+    def malformed_route(self) -> None:
         """Ignore the record."""
 
 

@@ -5,6 +5,9 @@ reason (an Event reason: ``InvalidPodCIDR``, ``ClusterCIDRMisconfigured``,
 ``PodCIDRConflict``, ``DuplicatePodCIDR``, ``PodCIDROverlap``, ``UnparsableRouteCIDR``,
 ``ForeignRouteOverlapsClusterCIDR``) and a message that says what routectl does about it.
 The service logs each problem, counts it and records it as a Warning Event, once. Pure.
+
+:data:`MALFORMED_ROUTE` is the reason the gate counts a listed route under when it leaves
+it out for its shape (a field of the wrong type: the plugin's bug or a garbled answer).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from collections.abc import Sequence
 
 from routectl.cidr import Network
 from routectl.model import Route
+
+MALFORMED_ROUTE = "MalformedRoute"
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

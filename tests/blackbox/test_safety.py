@@ -131,6 +131,40 @@ async def test_a_garbage_cloud_answer_is_retried_not_fatal(
     assert await a.stop() == 0
 
 
+async def test_listed_routes_of_the_wrong_shape_are_left_out_said_once_and_never_touched(
+    bench: Bench,
+) -> None:
+    """A listing that carries a route with a null destination, one with a numeric
+    destination and one with a null target (a garbled answer, or a plugin mapping a cloud's
+    prefix-list route badly): the process keeps going and routes its Nodes; those entries
+    are never deleted or changed, each is logged once however often it is listed, and
+    counted as MalformedRoute."""
+    garbage: list[dict[str, object]] = [
+        {"name": "vpn-prefix-list", "destination": None, "target": "vpn-gw", "blackhole": False},
+        {"name": "as-number", "destination": 167772160, "target": "gw", "blackhole": False},
+        {"name": "no-target", "destination": "10.244.9.0/24", "target": None, "blackhole": False},
+    ]
+    bench.cloud.also_listed.extend(garbage)
+    bench.apiserver.create_node(node("n1", "10.244.1.0/24"))
+    a = await bench.start(bench.args("--leader-elect=false", "--route-resync-period=2s"))
+    await until(lambda: bench.routes() == {("n1", "10.244.1.0/24")}, within=60)
+    lists = sum(1 for r in bench.cloud.requests if r.operation == "list")
+    await until(lambda: sum(1 for r in bench.cloud.requests if r.operation == "list") >= lists + 3)
+    assert a.process.returncode is None
+    assert (await a.get("/healthz"))[0] == 200
+    assert [r for r in bench.cloud.requests if r.operation == "delete"] == []
+    told = a.logged("MalformedRoute: the provider listed a route routectl cannot use")
+    assert len(told) == 3, told
+    assert any("destination_cidr is NoneType" in line for line in told)
+    assert any("destination_cidr is int 167772160" in line for line in told)
+    assert any("target_node is NoneType" in line for line in told)
+    assert not a.logged("^Traceback")
+    listed = await a.metric("routectl_input_problems_total", reason="MalformedRoute")
+    assert listed is not None
+    assert listed >= 3 * 4
+    assert await a.stop() == 0
+
+
 async def test_a_node_list_answered_with_an_html_page_is_not_fatal(bench: Bench) -> None:
     """An auth proxy's HTML page on LIST nodes: not ready, logged, retried; then it works."""
     bench.apiserver.fail_next(

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
+from collections.abc import Collection
+from typing import Any, cast
 
 import pytest
 
@@ -275,3 +278,62 @@ async def test_a_plugin_that_paces_itself_takes_the_tokens() -> None:
     )
     await provider.create_route(route(1), name_hint="h")
     assert budget.requests == {}
+
+
+class Garbled(FakeProvider):
+    """A plugin whose listing carries entries of the wrong shape (typed as a plugin author
+    might get them wrong), or is not a collection at all."""
+
+    answer: Any = ()
+
+    async def list_routes(self) -> Collection[Route]:
+        return cast("Collection[Route]", self.answer)
+
+
+class Observed:
+    """A CallObserver that remembers what it was told."""
+
+    def __init__(self) -> None:
+        self.malformed = 0
+
+    def attempt(self, *, operation: str, result: str, seconds: float) -> None:
+        """Ignore attempts."""
+
+    def malformed_route(self) -> None:
+        self.malformed += 1
+
+
+async def test_listed_entries_of_the_wrong_shape_are_left_out_and_told_once(caplog) -> None:
+    good = Route(target_node="n1", destination_cidr="10.244.1.0/24", name="r1")
+    bad: list[Any] = [
+        Route(target_node="gw", destination_cidr=None, name="null"),  # type: ignore[arg-type]
+        Route(target_node=None, destination_cidr="10.244.9.0/24", name="x"),  # type: ignore[arg-type]
+        Route(target_node="n1", destination_cidr="10.244.2.0/24", blackhole="no"),  # type: ignore[arg-type]
+        Route(target_node="n1", destination_cidr="10.244.3.0/24", target_node_addresses=["a"]),  # type: ignore[arg-type]
+        {"destination": "10.244.4.0/24"},
+    ]
+    plugin = Garbled(cluster_name="c", options={}, cloud=FakeCloud())
+    plugin.answer = [good, *bad]
+    observer = Observed()
+    gate = RateLimitedProvider(
+        plugin,
+        policy=CallPolicy(),
+        rng=random.Random(1),
+        budget=Budget(qps=10.0, burst=10, max_pause=120.0, wall_clock=EPOCH_CLOCK),
+        fence=Fence(open_=True),
+        observer=observer,
+    )
+    with caplog.at_level(logging.WARNING, logger="routectl.cloud"):
+        assert list(await gate.list_routes()) == [good]
+        assert list(await gate.list_routes()) == [good]
+    told = [r.getMessage() for r in caplog.records if "MalformedRoute" in r.getMessage()]
+    assert len(told) == len(bad)
+    assert observer.malformed == 2 * len(bad)
+
+
+async def test_a_listing_that_is_not_a_collection_is_a_transient_error() -> None:
+    plugin = Garbled(cluster_name="c", options={}, cloud=FakeCloud())
+    plugin.answer = None
+    gate = gated(plugin, CallPolicy(max_attempts=1))
+    with pytest.raises(ProviderError, match="unexpected failure in the provider: TypeError"):
+        await gate.list_routes()

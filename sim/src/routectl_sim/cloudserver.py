@@ -14,7 +14,8 @@ Errors are HTTP statuses with a JSON ``{"message"}``: 409 (exists), 404 (gone), 
 recorded with its loop time, the ``X-Client`` header the plugin sends (its ``client``
 option) and the status answered, so tests see who wrote what, when. :meth:`answer_next`
 scripts raw answers (a 200 of the wrong shape, an HTML page, any status and header) and
-:meth:`reset_next` cuts the connection, to try a client's robustness.
+:meth:`reset_next` cuts the connection, and :attr:`also_listed` adds raw entries to every
+listing (a null destination, a numeric one), to try a client's robustness.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ class CloudServer:
     def __init__(self, cloud: FakeCloud | None = None) -> None:
         self.cloud = cloud or FakeCloud()
         self.requests: list[CloudRequest] = []
+        self.also_listed: list[dict[str, object]] = []
+        """Raw entries added to every listing answer, as a garbled cloud would list them."""
         self.url = ""
         self._scripted: dict[str, collections.deque[Scripted]] = collections.defaultdict(
             collections.deque
@@ -122,7 +125,8 @@ class CloudServer:
 
         async def run() -> object:
             routes = await self.cloud.serve(cluster, "list", lambda: self.cloud.listing(cluster))
-            return {"routes": [_route_json(r) for r in routes]}  # type: ignore[attr-defined]
+            listed = [_route_json(r) for r in routes]  # type: ignore[attr-defined]
+            return {"routes": [*listed, *self.also_listed]}
 
         return await self._answer(request, "list", run, ok=200)
 
