@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from routectl.cidr import canonical
-from routectl.model import NodeAddress, Route
+from routectl.model import NodeAddress, Route, malformed
 from routectl.provider import RequestBudget, RouteProvider
 from routectl.testing.contract_budget import CountingBudget
 
@@ -157,9 +157,17 @@ class ContractBase:
             await asyncio.sleep(self.settle_seconds)
 
     async def listed(self, provider: RouteProvider) -> list[Route]:
-        """The provider's listing after the cloud settled."""
+        """The provider's listing after the cloud settled; every entry a well-typed Route
+        (routectl leaves any other out of its listings, and so never changes it)."""
         await self.settle()
-        return list(await provider.list_routes())
+        routes = list(await provider.list_routes())
+        for route in routes:
+            why = malformed(route)
+            assert why is None, (
+                f"list_routes() returned {route!r}: {why}; every field of a Route has its "
+                f"declared type ({GUIDE}, section 1)"
+            )
+        return routes
 
     async def need_fault(self, kind: str) -> None:
         """Inject ``kind``, skipping where the class says the cloud cannot make it."""

@@ -285,6 +285,18 @@ class ListsNoBlackholes(GoodProvider):
         )
 
 
+class ListsNoneForGoneMachines(GoodProvider):
+    """Lists a route whose machine is gone with ``target_node=None`` (``dict.get``'s
+    default), where the guide asks for a string."""
+
+    def as_route(self, entry: Entry, machines: dict[str, str]) -> Route:
+        """Leave the target unresolved as None."""
+        route = super().as_route(entry, machines)
+        if entry.machine in machines:
+            return route
+        return dataclasses.replace(route, target_node=machines.get(entry.machine))  # type: ignore[arg-type]
+
+
 class RemembersNodeNames(GoodProvider):
     """Names Nodes from what this process remembers of its creates (issue 12's AWS bug)."""
 
