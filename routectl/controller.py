@@ -174,6 +174,7 @@ class Controller:
         verdict = guard(
             result,
             owned=self.listing.owned,
+            nodes=len(self.store),
             threshold=s.mass_delete_threshold,
             allow=s.allow_mass_delete,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import signal
 
 import pytest
@@ -162,6 +163,47 @@ async def test_listed_routes_of_the_wrong_shape_are_left_out_said_once_and_never
     listed = await a.metric("routectl_input_problems_total", reason="MalformedRoute")
     assert listed is not None
     assert listed >= 3 * 4
+    assert await a.stop() == 0
+
+
+async def test_an_empty_node_list_after_a_relist_deletes_no_route_in_a_small_cluster(
+    bench: Bench,
+) -> None:
+    """Three Nodes; history expires and the watches drop, so routectl relists, and a broken
+    proxy answers that relist with a valid, empty NodeList. Below the mass-delete guard's
+    minimum, every route would go; none does: the refusal is logged and told as an Event,
+    and once the real list returns nothing has moved."""
+    nodes = {f"n{i}": f"10.244.{i}.0/24" for i in range(3)}
+    for name, cidr in nodes.items():
+        bench.apiserver.create_node(node(name, cidr))
+    a = await bench.start(bench.args("--leader-elect=false"))
+    await until(lambda: bench.routes() == set(nodes.items()), within=60)
+    bench.apiserver.drop_watches()
+    bench.apiserver.patch_node("n0", {"metadata": {"labels": {"moved": "on"}}})
+    bench.apiserver.expire_history()  # the watch resumes from before the patch: 410
+    version = bench.apiserver.resource_version
+    empty = json.dumps(
+        {"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": f"{version}"}}
+        | {"items": []}
+    ).encode()
+    bench.apiserver.fail_next(
+        method="GET",
+        path_regex="/api/v1/nodes$",
+        status=200,
+        times=1,
+        body=empty,
+        content_type="application/json",
+        watch=False,
+    )
+    await until(lambda: a.logged("the Node list is empty"), within=60)
+    refused = [e for e in bench.apiserver.events() if e["reason"] == "MassDeleteRefused"]
+    assert len(refused) == 1
+    assert bench.routes() == set(nodes.items())
+    assert [r for r in bench.cloud.requests if r.operation == "delete"] == []
+    bench.apiserver.create_node(node("n9", "10.244.9.0/24"))  # the real list is back
+    await until(lambda: ("n9", "10.244.9.0/24") in bench.routes(), within=60)
+    assert bench.routes() == {*nodes.items(), ("n9", "10.244.9.0/24")}
+    assert a.process.returncode is None
     assert await a.stop() == 0
 
 

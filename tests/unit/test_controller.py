@@ -139,11 +139,11 @@ async def test_the_guard_withholds_mass_deletes_and_says_so_once() -> None:
 async def test_deleting_a_route_we_made_lists_afresh_first() -> None:
     """A route known only from our own create is deleted by the cloud's listed name."""
     r = rig()
-    r.put(node("a", "10.244.1.0/24"))
+    r.put(node("a", "10.244.1.0/24"), node("b", "10.244.2.0/24"))
     await r.controller.sync(batch(fresh=True))
     r.remove("a")
     await r.controller.sync(batch())
-    assert r.routes() == set()
+    assert r.routes() == {("b", "10.244.2.0/24")}
     assert r.cloud.count("list") == 2
     assert r.cloud.count("delete", "ok") == 1
 

@@ -39,7 +39,8 @@ class _Failure:
     retry_after: int | None
     watch: bool | None
     body: bytes | None = None
-    """Answer with these bytes (text/html) instead of a ``Status``: an auth proxy's page."""
+    """Answer with these bytes instead of a ``Status``: an auth proxy's page."""
+    content_type: str = "text/html"
 
     def matches(self, request: web.Request) -> bool:
         if self.remaining <= 0 or request.method != self.method:
@@ -90,6 +91,7 @@ class Faults:
         retry_after: int | None,
         watch: bool | None,
         body: bytes | None = None,
+        content_type: str = "text/html",
     ) -> None:
         """Queue an injected failure (see the module docstring)."""
         self._failures.append(
@@ -101,6 +103,7 @@ class Faults:
                 retry_after=retry_after,
                 watch=watch,
                 body=body,
+                content_type=content_type,
             )
         )
 
@@ -119,7 +122,7 @@ class Faults:
                 self._failures = [f for f in self._failures if f.remaining > 0]
                 if failure.body is not None:
                     return web.Response(
-                        status=failure.status, body=failure.body, content_type="text/html"
+                        status=failure.status, body=failure.body, content_type=failure.content_type
                     )
                 raise generic(failure.status, retry_after=failure.retry_after)
         return await handler(request)

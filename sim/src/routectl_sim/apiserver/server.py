@@ -364,12 +364,14 @@ class FakeApiServer:
         retry_after: int | None = None,
         watch: bool | None = None,
         body: bytes | None = None,
+        content_type: str = "text/html",
     ) -> None:
         """Answer the next ``times`` matching requests with a ``Status`` of code ``status``.
 
         ``path_regex`` is searched in the path (without the query); ``watch`` narrows the
         match to watch (``True``) or non-watch (``False``) requests. With ``body``, the answer
-        is those bytes as ``text/html`` instead (an auth proxy's page, say).
+        is those bytes as ``content_type`` instead (an auth proxy's page, say, or a broken
+        proxy's empty list).
         """
         self._faults.fail_next(
             method=method,
@@ -379,6 +381,7 @@ class FakeApiServer:
             retry_after=retry_after,
             watch=watch,
             body=body,
+            content_type=content_type,
         )
 
     def forbid(self, *, verb: str, resource: str) -> None:
