@@ -25,6 +25,8 @@ LEASES_ONLY = Check(
     refuses=("endpointsleases", "configmapsleases", "endpoints", ""),
 )
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_MANAGERS_LEASES = frozenset({"cloud-controller-manager", "kube-controller-manager"})
+"""The controller-managers' own Lease names (their default ``--leader-elect-resource-name``)."""
 _DNS_SUBDOMAIN = re.compile(
     r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 )
@@ -56,11 +58,14 @@ class ElectionOptions:
     )
     leader_elect_resource_name: str = option(
         default="routectl", metavar="NAME", group=ELECTION, help="the Lease's name",
-        check=matches(
-            _DNS_SUBDOMAIN, refuses=("", "Not_A_Name", "a..b"),
-            reason="must be a DNS subdomain (lower case, digits, '-', '.')",
+        check=Check(
+            reason="must be a DNS subdomain (lower case, digits, '-', '.') and not the Lease "
+            "of a controller-manager (routectl would take it from the CCM's other controllers)",
+            ok=lambda v: bool(_DNS_SUBDOMAIN.match(v)) and v not in _MANAGERS_LEASES,
+            refuses=("", "Not_A_Name", "a..b", "cloud-controller-manager"),
         ),
     )
+    """A name of routectl's own: pasting a CCM's ``--leader-elect-resource-name`` is refused."""
     leader_elect_resource_namespace: str = option(
         default="kube-system", env="POD_NAMESPACE", metavar="NAMESPACE", group=ELECTION,
         help="the Lease's namespace",

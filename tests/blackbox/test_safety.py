@@ -238,6 +238,11 @@ async def test_a_node_list_answered_with_an_html_page_is_not_fatal(bench: Bench)
         pytest.param(
             "--route-resync-period=9999999999h", "--route-resync-period", id="overflowing-duration"
         ),
+        pytest.param(
+            "--leader-elect-resource-name=cloud-controller-manager",
+            "--leader-elect-resource-name",
+            id="the-ccms-lease",
+        ),
         pytest.param("--cloud-burst=99999999999", "--cloud-burst", id="overflowing-int"),
         pytest.param("--provider-option=seed=1", "'seed' is given twice", id="duplicate-option"),
         pytest.param(
