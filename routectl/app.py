@@ -25,6 +25,7 @@ from routectl.errors import KubeError, ProviderError
 from routectl.ipam import Claim, Decision, Finding, parse_claim, rebuild
 from routectl.ipam.objects import CLAIM_SELECTOR
 from routectl.kube import KubeClient, Pacing, parse_node
+from routectl.lease import election_pacing
 from routectl.logs import configure_logging
 from routectl.metrics import Metrics
 from routectl.model import NodeView, Route
@@ -56,6 +57,23 @@ def pacing(settings: Settings) -> Pacing:
     return Pacing(qps=settings.kube_api_qps, burst=settings.kube_api_burst)
 
 
+async def election_client(
+    settings: Settings, stack: contextlib.AsyncExitStack, *, metrics: Metrics
+) -> KubeClient | None:
+    """The leader election's own client (None without election), as client-go gives its
+    leader-election client its own rate limiter: however low ``--kube-api-qps`` is, and
+    however long the main client's queue, renewals are never starved."""
+    if not settings.leader_elect:
+        return None
+    kube = await KubeClient.connect(
+        kubeconfig=settings.kubeconfig,
+        pacing=election_pacing(settings.leader_elect_retry_period),
+        observer=metrics.rest_client,
+    )
+    stack.push_async_callback(kube.aclose)
+    return kube
+
+
 async def run(settings: Settings) -> int:
     """``routectl run``: serve until stopped; the exit code says how it ended."""
     configure_logging(fmt=settings.log_format, verbosity=settings.verbosity)
@@ -72,6 +90,7 @@ async def run(settings: Settings) -> int:
         service = build_service(
             settings,
             kube=kube,
+            election_kube=await election_client(settings, stack, metrics=metrics),
             provider=plugin,
             metrics=metrics,
             identity=default_identity(),

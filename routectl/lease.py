@@ -15,6 +15,15 @@ lease_duration``). :meth:`release` hands the Lease back on a graceful shutdown.
 Each successful acquire or renewal grants the :class:`~routectl.fence.Fence` until the
 attempt's start plus ``lease_duration``; losing or releasing the Lease revokes it first, so
 no write starts once another candidate may hold the Lease.
+
+The elector's requests must never wait behind the rest of routectl's: like client-go's
+leader-election client, it gets an API client of its own, paced by :func:`election_pacing`
+(enough for one attempt every retry period, whatever ``--kube-api-qps`` says), so an
+attempt's time limit is never spent waiting for a token.
+
+A candidate whose own requests fail (403, no answer in time, 5xx) says so at WARNING once
+per kind of failure, with the cause, and at DEBUG while it repeats; an attempt that gets an
+answer (taken, or held by another) ends that streak. Waiting for another holder is silent.
 """
 
 from __future__ import annotations
@@ -29,9 +38,18 @@ from typing import Any
 
 from routectl.errors import KubeError, LeadershipLostError
 from routectl.fence import Fence
-from routectl.kube import KubeClient, format_micro_time
+from routectl.kube import KubeClient, Pacing, format_micro_time
 
 logger = logging.getLogger(__name__)
+
+ATTEMPT_REQUESTS = 3
+"""The most requests one attempt sends: a renewal refused (409), then a GET and a PUT."""
+
+
+def election_pacing(retry_period: float) -> Pacing:
+    """The election client's own bucket: one whole attempt at once, refilled within a retry
+    period. Attempts start at least a retry period apart, so none ever waits for a token."""
+    return Pacing(qps=ATTEMPT_REQUESTS / retry_period, burst=ATTEMPT_REQUESTS)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,7 +87,7 @@ class LeaderElector:
         self._observed: tuple[Any, ...] | None = None
         self._observed_at = 0.0
         self._lease: dict[str, Any] | None = None
-        self._last_complaint = ""
+        self._last_complaint: tuple[str, ...] = ()
 
     @property
     def _lease_name(self) -> str:
@@ -143,35 +161,43 @@ class LeaderElector:
     async def _attempt(self, *, deadline: float | None = None) -> bool:
         """One bounded tryAcquireOrRenew; any failure is a False."""
         started = self._loop_time()
-        budget = self.settings.retry_period if deadline is None else deadline - started
+        budget = max(self.settings.retry_period if deadline is None else deadline - started, 0)
         try:
             async with asyncio.timeout(max(budget, 0.001)):
                 acquired = await self._try_acquire_or_renew()
         except (KubeError, TimeoutError) as exc:
-            self._complain(exc)
-            acquired = False
+            self._complain(exc, budget=budget)
+            return False
+        self._last_complaint = ()  # an answer, whatever it said: the failure streak is over
         if acquired:
             # Nobody can have seen this renewal before we sent it: others wait at least
             # lease_duration from then before they may take over.
             self.fence.grant(started + self.lease_seconds)
-        else:
-            self._last_complaint = ""
         return acquired
 
-    def _complain(self, exc: Exception) -> None:
-        """Log a failed attempt: at WARNING when it is new (RBAC, an outage), else at DEBUG."""
-        text = str(exc) or type(exc).__name__
-        if text != self._last_complaint:
-            logger.warning(
-                "Lease %s/%s: attempt failed: %s",
-                self.settings.namespace,
-                self.settings.name,
-                text,
-                extra={"lease": self._lease_name},
-            )
-            self._last_complaint = text
+    def _complain(self, exc: Exception, *, budget: float) -> None:
+        """Log a failed attempt: at WARNING when its kind is new (RBAC, an outage, no answer
+        in time), with the cause; at DEBUG while the same kind repeats."""
+        if isinstance(exc, KubeError):
+            kind: tuple[str, ...] = ("kube", str(exc.status), exc.reason)
+            text = str(exc) or type(exc).__name__
         else:
+            kind = ("timeout",)
+            text = f"no answer from the API server within {budget:g}s"
+        if kind == self._last_complaint:
             logger.debug("Lease attempt failed again: %s", text, extra={"lease": self._lease_name})
+            return
+        self._last_complaint = kind
+        logger.warning(
+            "Lease %s/%s: attempt failed: %s; %s until its own Lease requests succeed "
+            "(retrying every %gs; repeats are logged at DEBUG)",
+            self.settings.namespace,
+            self.settings.name,
+            text,
+            "the leader cannot renew" if self.is_leader else "this candidate cannot lead",
+            self.settings.retry_period,
+            extra={"lease": self._lease_name},
+        )
 
     async def _try_acquire_or_renew(self) -> bool:
         s = self.settings

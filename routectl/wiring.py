@@ -130,8 +130,10 @@ def build_service(
     metrics: Metrics,
     identity: str,
     sources: Sources,
+    election_kube: KubeClient | None = None,
 ) -> Service:
-    """A service for ``settings`` over ``kube`` and ``provider`` (gated and fenced here)."""
+    """A service for ``settings`` over ``kube`` and ``provider`` (gated and fenced here);
+    the leader election uses ``election_kube``, its own client, when given."""
     fence = Fence(open_=not settings.leader_elect)
     gated = gate(provider, settings, metrics=metrics, sources=sources, fence=fence)
     store, changes = NodeStore(), Changes()
@@ -188,7 +190,7 @@ def build_service(
         rng=sources.rng,
     )
     elector = LeaderElector(
-        kube=kube,
+        kube=election_kube or kube,
         settings=ElectionSettings(
             namespace=lease[0],
             name=lease[1],

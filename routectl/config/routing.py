@@ -66,7 +66,7 @@ class RoutingOptions:
     )
     kube_api_qps: float = option(
         default=20.0, check=above(0.0), group=CLUSTER, commands=BOTH,
-        help="requests per second to the API server (Lease renewals have a bucket of their own)",
+        help="requests per second to the API server (leader election has a client of its own)",
     )
     kube_api_burst: int = option(
         default=30, check=at_least(1), group=CLUSTER, commands=BOTH,

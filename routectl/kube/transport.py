@@ -1,8 +1,9 @@
 """The HTTP transport under the API calls: pacing, observation, errors and JSON reading.
 
-Requests are paced as client-go paces them (``--kube-api-qps``/``--kube-api-burst``): a
-token bucket that starts full; Lease requests have a bucket of their own, as the CCM's
-leader-election client does, so a burst of status patches never delays a renewal. Each
+Requests are paced as client-go paces them (``--kube-api-qps``/``--kube-api-burst``): one
+token bucket per client, starting full. The leader election has a client (and so a bucket
+and a connection pool) of its own, as the CCM's leader-election client does, so a queue of
+lists, status patches or Events never delays a renewal (see :mod:`routectl.lease`). Each
 request is reported to a :class:`RequestObserver` (method, code, seconds; and the time it
 waited for a token), for client-go's ``rest_client_*`` metrics.
 
@@ -80,24 +81,14 @@ class PacedApiClient(client.ApiClient):
         observer: RequestObserver | None = None,
     ) -> None:
         super().__init__(configuration=configuration)
-        self._pacing = pacing
-        self._buckets: dict[str, _Bucket] = {}
+        self._bucket = None if pacing is None else _Bucket(pacing.burst, pacing.burst / pacing.qps)
         self._observer = observer
         self._host = str(urllib.parse.urlsplit(str(configuration.host)).netloc)
-
-    def _bucket(self, url: str) -> _Bucket | None:
-        if self._pacing is None:
-            return None
-        kind = "leases" if "/apis/coordination.k8s.io/" in url else "requests"
-        if kind not in self._buckets:
-            burst = self._pacing.burst
-            self._buckets[kind] = _Bucket(burst, burst / self._pacing.qps)
-        return self._buckets[kind]
 
     async def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         """Wait for a token, send, and report the answer's code and time."""
         loop = asyncio.get_running_loop()
-        bucket = self._bucket(url)
+        bucket = self._bucket
         if bucket is not None:
             waited_from = loop.time()
             await bucket.acquire()

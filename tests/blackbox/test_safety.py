@@ -290,3 +290,24 @@ async def test_routes_that_are_not_ours_are_left_alone_and_overlaps_are_warned(
     assert sorted(e["involvedObject"]["name"] for e in overlaps) == ["big", "small"]
     assert await a.metric("routectl_input_problems_total", reason="PodCIDROverlap") == 2
     assert await a.stop() == 0
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--kube-api-qps=0.5", "--kube-api-burst=1"),
+        ("--kube-api-qps=1", "--kube-api-burst=1", *FAST_LEASE),
+    ],
+    ids=["qps-0.5-default-lease", "qps-1-fast-lease"],
+)
+async def test_a_low_kube_api_qps_still_leads_and_routes(
+    bench: Bench, flags: tuple[str, ...]
+) -> None:
+    """The lowest legal pacing still elects a leader and routes: the election has a client
+    and a bucket of its own, so its attempts never time out waiting behind the informer."""
+    bench.apiserver.create_node(node("n1", "10.244.1.0/24"))
+    r = await bench.start(bench.args(*flags), name="r")
+    await until(lambda: bench.holder().startswith("r_"), within=60)
+    await until(lambda: bench.routes() == {("n1", "10.244.1.0/24")}, within=60)
+    assert not r.logged("attempt failed"), r.log()
+    assert await r.stop() == 0

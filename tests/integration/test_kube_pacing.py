@@ -57,14 +57,16 @@ async def test_requests_never_exceed_burst_plus_qps_times_the_window(cluster: Cl
     assert sum(1 for w in observer.waits if w > 0) >= 17
 
 
-async def test_leases_have_a_bucket_of_their_own(cluster: Cluster) -> None:
-    """A queue of Node requests never delays a Lease request."""
+async def test_one_client_has_one_bucket_whatever_the_resource(cluster: Cluster) -> None:
+    """Lease requests (node IPAM's claims) queue behind Node requests on the same client:
+    only the leader election has a bucket of its own, on a client of its own (see
+    ``tests/integration/test_lease_pacing.py``)."""
     kube = await KubeClient.connect(
         kubeconfig=str(cluster.kubeconfig), pacing=Pacing(qps=1.0, burst=1)
     )
     loop = asyncio.get_running_loop()
     try:
-        lists = [asyncio.create_task(kube.list_nodes()) for _ in range(10)]
+        lists = [asyncio.create_task(kube.list_nodes()) for _ in range(3)]
         await asyncio.sleep(0)
         start = loop.time()
         await kube.get_lease("kube-system", "routectl")
@@ -72,7 +74,7 @@ async def test_leases_have_a_bucket_of_their_own(cluster: Cluster) -> None:
         await asyncio.gather(*lists)
     finally:
         await kube.aclose()
-    assert lease_took < 1.0
+    assert lease_took >= 3.0 - 1e-6
 
 
 async def test_failed_requests_are_reported_with_their_code(cluster: Cluster) -> None:
