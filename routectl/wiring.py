@@ -188,6 +188,7 @@ def build_service(
         on_change=_feed(changes, queue, watch_mode=settings.watch_mode, ipam=ipam),
         on_relist=lambda reason: metrics.relists.labels(reason=reason).inc(),
         rng=sources.rng,
+        clock=_loop_time,
     )
     elector = LeaderElector(
         kube=election_kube or kube,

@@ -59,6 +59,7 @@ async def test_a_watch_cut_mid_stream_resumes_after_the_last_event_applied() -> 
         ),
         on_relist=lambda reason: None,
         rng=random.Random(1),
+        clock=lambda: asyncio.get_running_loop().time(),
     )
     task = asyncio.create_task(informer.run())
     await asyncio.sleep(60)
