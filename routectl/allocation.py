@@ -98,6 +98,8 @@ class NodeIpam:
             enabled=settings.pod_cidr_claims == "lease",
         )
         self._timer: asyncio.TimerHandle | None = None
+        self._count_timer: asyncio.TimerHandle | None = None
+        self._changed = False
         self._report = IpamReport(
             store=store,
             status=status,
@@ -122,6 +124,7 @@ class NodeIpam:
         own = self._cidrs.noticed(old, new, now=now)
         if self.state is not None:
             self.state.observe(old, new, now=now)
+            self._changed = True
         return own
 
     @property
@@ -137,6 +140,7 @@ class NodeIpam:
             now = self._clock()
             self.state.quarantined.deleted(destinations, at=now)
             self._wake(self.state, now)
+            self._recount(owed=True, now=now)
 
     # -- one step of a sync -------------------------------------------------------------------
 
@@ -152,10 +156,12 @@ class NodeIpam:
             self.state = await self._rebuild(routes or frozenset(), now)
         elif routes is not None:
             self.state.quarantined.listed(routes, at=now)
-        errors = await self._reuse(self.state, now)
+        freed, errors = await self._reuse(self.state, now)
         assigned, failed = await self._cidrs.write(self.state, now)
         hold = self.state.quarantined.awaits_listing(now)
-        await self._report.tell(self.state, now, hold=hold)
+        changed, self._changed = bool(self._changed or freed or assigned), False
+        owed = await self._report.tell(self.state, now, hold=hold, changed=changed)
+        self._recount(owed=owed, now=now)
         self._wake(self.state, now)
         return Assigned(
             names=frozenset(assigned),
@@ -197,16 +203,31 @@ class NodeIpam:
             return []
         return service_cidrs(objects)
 
-    async def _reuse(self, state: Allocator, now: float) -> list[KubeError]:
-        """Free the blocks whose quarantine is over; their claims go first."""
-        errors: list[KubeError] = []
+    async def _reuse(self, state: Allocator, now: float) -> tuple[int, list[KubeError]]:
+        """Free the blocks whose quarantine is over (their claims go first): how many."""
+        freed, errors = 0, []
         for network in state.quarantined.reusable(now):
             error = await self._claims.release(network)
             if error is not None:
                 errors.append(error)
             else:
                 state.free(network)
-        return errors
+                freed += 1
+        return freed, errors
+
+    def _recount(self, *, owed: bool, now: float) -> None:
+        """Count the blocks again when the report's interval is up, if a count is owed, so
+        the gauges never keep a state that a sync changed (no sync needed for it)."""
+        if not owed or self._count_timer is not None or self.state is None:
+            return
+        state = self.state
+
+        def count() -> None:
+            self._count_timer = None
+            self._report.count(state, self._clock())
+
+        at = max(now, self._report.counted_at + USAGE_EVERY)
+        self._count_timer = asyncio.get_running_loop().call_at(at, count)
 
     def _wake(self, state: Allocator, now: float) -> None:
         """While Nodes wait, ask for a sync when a quarantined block may be reusable: at

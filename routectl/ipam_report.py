@@ -4,8 +4,9 @@ Promises: ``CIDRNotAvailable`` once per Node per wait (not per retry; a Node tha
 after getting a CIDR is told again), and not while a fresh listing may still free a block
 for it (the Node is told only if it still waits after that listing); each finding once;
 pool warnings at 80 % and 95 % once per crossing; block counts by state at most every
-:data:`USAGE_EVERY` seconds (at every sync while Nodes wait). A failure to record an Event
-is a log line; it never fails the sync.
+:data:`USAGE_EVERY` seconds (at every sync while Nodes wait), and never left stale: a
+change counted too soon is owed to the caller, who counts it when the interval is up. A
+failure to record an Event is a log line; it never fails the sync.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from routectl.errors import KubeError
 from routectl.informer import NodeStore
 from routectl.ipam import Allocator, Levels, usage
 from routectl.ipam.objects import CIDR_NOT_AVAILABLE, POOL_FILLING, status_message
+from routectl.ipam.usage import PoolUsage
 from routectl.ipam_metrics import IpamMetrics
 from routectl.kube import node_event
 from routectl.model import NodeView
@@ -47,15 +49,20 @@ class IpamReport:
         self._metrics, self._event_type, self._wall_clock = metrics, event_type, wall_clock
         self._told: set[tuple[str, str, str]] = set()
         self._levels = Levels()
-        self._usage_at = -USAGE_EVERY
+        self.counted_at = -USAGE_EVERY
+        """When the block counts were last set."""
         self.waiting: set[str] = set()
         """Nodes told they wait for a pod CIDR (and not served since)."""
         self.short = False
         """At the last sync some Node waited for a block (told or not)."""
 
-    async def tell(self, state: Allocator, now: float, *, hold: bool = False) -> None:
+    async def tell(
+        self, state: Allocator, now: float, *, hold: bool = False, changed: bool = False
+    ) -> bool:
         """Say what changed since the last sync: Nodes newly waiting, new findings, usage.
-        With ``hold`` (a listing may free blocks) Nodes newly waiting are not told yet."""
+        With ``hold`` (a listing may free blocks) Nodes newly waiting are not told yet.
+        True when blocks ``changed`` state but were counted too recently to count again:
+        the caller owes a :meth:`count` at :attr:`counted_at` + :data:`USAGE_EVERY`."""
         decision = state.plan()
         waiting = {w.node: w for w in decision.waiting}
         self.short = bool(waiting)
@@ -85,16 +92,23 @@ class IpamReport:
                 node = self._store.get(f.node)
                 if f.warning and node is not None:
                     await self._status.node_event(node, reason=f.reason, message=f.message)
-        if waiting or now - self._usage_at >= USAGE_EVERY:
-            self._usage_at = now
+        if waiting or now - self.counted_at >= USAGE_EVERY:
             await self._usage(state, now)
+            return False
+        return changed
 
-    async def _usage(self, state: Allocator, now: float) -> None:
+    def count(self, state: Allocator, now: float) -> list[PoolUsage]:
+        """Set the block counts by state from ``state`` at ``now`` (gauges only, no Event)."""
+        self.counted_at = now
         usages = usage(state, now=now)
         for each in usages:
             labels = {"pool": str(each.pool.network), "family": f"IPv{each.pool.network.version}"}
             for name in ("free", "used", "quarantined", "excluded", "foreign"):
                 self._metrics.blocks.labels(**labels, state=name).set(getattr(each, name))
+        return usages
+
+    async def _usage(self, state: Allocator, now: float) -> None:
+        usages = self.count(state, now)
         for each, level in self._levels.crossed(usages):
             logger.warning("%s", each.message(level))
             await self._status.controller_event(reason=POOL_FILLING, message=each.message(level))

@@ -241,3 +241,29 @@ async def test_blocks_past_their_quarantine_serve_a_new_node_without_a_false_ala
     assert events(cluster, "CIDRNotAvailable") == []
     assert events(cluster, "PodCIDRPoolFilling") == []
     assert running.service.controller.ipam is not None
+
+
+async def test_block_counts_follow_a_reuse_without_another_sync(cluster: Cluster) -> None:
+    """A waiting Node gets a block freed from quarantine in a sync that counted the blocks
+    moments before: the counts are owed, and set when the interval is up, with no sync."""
+    running = await cluster.start(**ipam())
+    for i in range(5):
+        cluster.server.create_node(node_object(f"n{i}"))
+        await asyncio.sleep(1)
+    await eventually(lambda: len(events(cluster, "CIDRNotAvailable")) == 1)
+    freed = pod_cidrs(cluster, "n1")
+    cluster.server.delete_node("n1")
+    await eventually(lambda: ("n1", freed[0]) not in cluster.routes())
+    await asyncio.sleep(55)  # a sync counts the blocks 5 s before the reuse delay is up
+    running.service.queue.request(trigger="periodic")
+    await eventually(lambda: pod_cidrs(cluster, "n4") == freed, within=300)
+    syncs = running.service.controller.syncs
+    registry = running.service.metrics.registry
+
+    def blocks(state: str) -> float | None:
+        labels = {"pool": "10.244.0.0/24", "family": "IPv4", "state": state}
+        return registry.get_sample_value("routectl_ipam_blocks", labels)
+
+    await eventually(lambda: (blocks("used"), blocks("quarantined")) == (4.0, 0.0), within=30)
+    assert blocks("free") == 0.0
+    assert running.service.controller.syncs <= syncs + 1  # n4's own echo, at most
