@@ -16,7 +16,7 @@ an error means, and plugins translate their SDK's exceptions at their own bounda
         - ResourceVersionGoneError   -- 410 Expired on list or watch; the informer relists
       + ProviderError                -- a cloud call failed; transient: retried with backoff
         - ProviderTimeoutError       -- no answer within the per-call timeout (transient)
-        - ProviderThrottledError     -- the cloud asked us to slow down (``retry_after``)
+        - ProviderThrottledError     -- the cloud asked us to wait (``retry_after``): 429, 503+hint
           - CloudPausedError         -- ... for longer than a call retries: the sync fails now
         - ProviderTerminalError      -- retrying cannot help; wait for the next change
         - RouteAlreadyExistsError    -- create of a route that exists: counts as success
@@ -93,9 +93,12 @@ class ProviderTimeoutError(ProviderError):
 
 
 class ProviderThrottledError(ProviderError):
-    """The cloud rejected a call for exceeding its rate limit.
+    """The cloud rejected a call and asked us to wait: a rate limit, or a retry hint.
 
-    ``retry_after`` is the number of seconds the cloud asked us to wait, when it said.
+    Raised for throttling (HTTP 429, ``RequestLimitExceeded``, ...) and for any other
+    transient refusal that says when to come back (a 503 with ``Retry-After``): the hint is
+    what routectl honours, whatever the status. ``retry_after`` is the number of seconds the
+    cloud asked us to wait, when it said.
     """
 
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:

@@ -94,9 +94,9 @@ class ContractBase:
         """Make the plugin's next request fail as ``kind`` (see :data:`FAULT_KINDS`).
 
         ``"throttled"``: 429-style, asking to wait :attr:`throttle_retry_after`;
-        ``"transient"``: a 5xx or a lock; ``"terminal"``: a 403-style refusal;
-        ``"lost-answer"``: the next *write* is carried out, but its answer never arrives
-        (the connection drops, or the call hangs until the suite's timeout).
+        ``"transient"``: a 5xx without ``Retry-After``, or a lock; ``"terminal"``: a
+        403-style refusal; ``"lost-answer"``: the next *write* is carried out, but its answer
+        never arrives (the connection drops, or the call hangs until the suite's timeout).
         """
         raise NotImplementedError
 

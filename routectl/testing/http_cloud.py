@@ -4,10 +4,11 @@ It speaks the small REST API that ``routectl_sim.cloudserver.CloudServer`` serve
 several ``routectl run`` processes can share one simulated cloud. Every request spends the
 budget the plugin was handed first. Statuses map onto the error tree: 409 "already
 exists", 404 "not found", 429 throttled (``Retry-After`` passed through as the cloud
-said it: the gate caps it), 403 and other 4xx terminal, 5xx and a lost connection
-transient. Like a hastily written plugin, it reads answers without checking their shape:
-a 200 of the wrong shape raises whatever parsing raises, and routectl's gate is what turns
-that into a transient error.
+said it: the gate caps it), 403 and other 4xx terminal, a 503 that carries a readable
+``Retry-After`` throttled too (the cloud said when to come back: that hint is honoured like
+a 429's), other 5xx and a lost connection transient. Like a hastily written plugin, it
+reads answers without checking their shape: a 200 of the wrong shape raises whatever
+parsing raises, and routectl's gate is what turns that into a transient error.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from routectl.errors import (
 from routectl.model import Route
 from routectl.provider import RequestBudget
 
-HTTP_CONFLICT, HTTP_NOT_FOUND, HTTP_TOO_MANY = 409, 404, 429
+HTTP_CONFLICT, HTTP_NOT_FOUND, HTTP_TOO_MANY, HTTP_UNAVAILABLE = 409, 404, 429, 503
 HTTP_CLIENT_ERRORS, HTTP_SERVER_ERRORS = range(400, 500), range(500, 600)
 
 
@@ -103,6 +104,9 @@ def _error(status: int, text: str, headers: Any) -> ProviderError:
         return ProviderThrottledError(message, retry_after=_retry_after(headers))
     if status in HTTP_CLIENT_ERRORS:
         return ProviderTerminalError(message)
+    hint = _retry_after(headers) if status == HTTP_UNAVAILABLE else None
+    if hint is not None:
+        return ProviderThrottledError(message, retry_after=hint)
     return ProviderError(message)
 
 

@@ -76,12 +76,14 @@ async def test_sigterm_stops_writes_before_the_lease_is_released(bench: Bench) -
     assert a.logged("Released lease kube-system/routectl")
 
 
-async def test_an_hour_long_retry_after_is_capped_said_and_shown(bench: Bench) -> None:
-    """Retry-After: 3600 on a create: a WARNING says both waits, the pause gauge shows until
-    when, the Node gets FailedToCreateRoute, and the route comes after the cap, not the hour."""
+@pytest.mark.parametrize("status", [429, 503])
+async def test_an_hour_long_retry_after_is_capped_said_and_shown(bench: Bench, status: int) -> None:
+    """Retry-After: 3600 on a create, with a 429 or a 503 (HTTP defines the hint for both):
+    a WARNING says both waits, the pause gauge shows until when, the Node gets
+    FailedToCreateRoute, and the route comes after the cap, not the hour."""
     bench.cloud.answer_next(
         "create",
-        Scripted(status=429, body=b'{"message": "slow down"}', headers={"Retry-After": "3600"}),
+        Scripted(status=status, body=b'{"message": "slow down"}', headers={"Retry-After": "3600"}),
     )
     bench.apiserver.create_node(node("n1", "10.244.1.0/24"))
     a = await bench.start(bench.args("--cloud-retry-after-cap=3s", "--leader-elect=false"))

@@ -9,12 +9,15 @@ contract suite runs first, then the behaviour specific to EC2.
 
 from __future__ import annotations
 
+import email.utils
 import socket
 from collections.abc import AsyncIterator, Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
+from botocore.exceptions import ClientError
 from routectl_aws import AwsProvider
+from routectl_aws.errors import map_client_error
 from routectl_aws.testing import FaultProxy, InjectedFault, Instance, Vpc
 
 from routectl.errors import (
@@ -499,6 +502,16 @@ async def test_node_lookups_are_cached(
         ),
         pytest.param("transient", (ProviderError, None), id="500"),
         pytest.param("unavailable", (ProviderError, None), id="503"),
+        pytest.param(
+            InjectedFault(status=503, code="Unavailable", message="Busy", retry_after="30"),
+            (ProviderThrottledError, 30.0),
+            id="503-retry-after",
+        ),
+        pytest.param(
+            InjectedFault(status=503, code="Unavailable", message="Busy", retry_after="soon"),
+            (ProviderError, None),
+            id="503-unreadable-retry-after",
+        ),
         pytest.param("terminal", (ProviderTerminalError, None), id="unauthorized"),
         pytest.param("auth", (ProviderTerminalError, None), id="auth-failure"),
     ],
@@ -520,6 +533,33 @@ async def test_ec2_errors_map_to_the_error_tree(
     if retry_after is not None:
         assert isinstance(caught.value, ProviderThrottledError)
         assert caught.value.retry_after == retry_after
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"retry-after": "Wed, 21 Oct 2037 07:28:00 GMT"}, 45.0),
+        ({"retry-after": "12"}, 12.0),
+        ({}, None),
+    ],
+    ids=["http-date", "seconds", "no-hint"],
+)
+def test_a_503_that_says_when_to_come_back_is_throttling_with_that_hint(
+    headers: dict[str, str], expected: float | None
+) -> None:
+    """A 503 with Retry-After (an HTTP-date is read against ``now``) is throttling with the
+    hint; a 503 without one stays a plain transient error."""
+    now = email.utils.parsedate_to_datetime("Wed, 21 Oct 2037 07:27:15 GMT").timestamp()
+    response: Any = {
+        "Error": {"Code": "Unavailable", "Message": "Busy"},
+        "ResponseMetadata": {"HTTPStatusCode": 503, "HTTPHeaders": headers},
+    }
+    error = map_client_error("DescribeRouteTables", ClientError(response, "x"), now=now)
+    if expected is None:
+        assert type(error) is ProviderError
+    else:
+        assert isinstance(error, ProviderThrottledError)
+        assert error.retry_after == expected
 
 
 async def test_route_limit_is_terminal_with_a_clear_message(

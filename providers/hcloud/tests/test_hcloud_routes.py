@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -373,6 +374,33 @@ async def test_server_errors_are_transient(fake: FakeHcloud, make_provider: Make
         with pytest.raises(ProviderError) as caught:
             await provider.list_routes()
         assert type(caught.value) is ProviderError
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "hint"),
+    [
+        pytest.param(lambda now: "30", 30.0, id="seconds"),
+        pytest.param(lambda now: email.utils.formatdate(now + 45, usegmt=True), 45.0, id="date"),
+    ],
+)
+async def test_a_503_that_says_when_to_come_back_is_throttling_with_that_hint(
+    fake: FakeHcloud,
+    make_provider: MakeProvider,
+    retry_after: Callable[[float], str],
+    hint: float,
+) -> None:
+    """A 503 (``unavailable``, ``maintenance``) with Retry-After, in seconds or as an HTTP
+    date against the server's Date, pauses routectl for that long; without one it is a
+    plain transient error (see test_server_errors_are_transient)."""
+    provider = make_provider()
+    fake.fail_next(503, "maintenance", headers={"Retry-After": retry_after(fake.now())})
+    with pytest.raises(ProviderThrottledError) as caught:
+        await provider.list_routes()
+    assert caught.value.retry_after == hint
+    fake.fail_next(503, "unavailable", headers={"Retry-After": "soon"})
+    with pytest.raises(ProviderError) as unreadable:
+        await provider.list_routes()
+    assert type(unreadable.value) is ProviderError
 
 
 async def test_aclose_is_idempotent(make_provider: MakeProvider) -> None:

@@ -3,7 +3,8 @@
 Beyond the contract: a batch is one router read and one write however many routes it holds
 (``add_extraroutes`` with the extension, one whole-table ``PUT`` with ``If-Match`` without
 it); Neutron's ``max_routes`` quota is terminal, named, and a batch fills the router up to
-it; a table changed under a whole-table write is a transient error; options are checked.
+it; a table changed under a whole-table write is a transient error; a 503 that says when
+to come back (Retry-After) is throttling with that hint; options are checked.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ import pytest
 from routectl_openstack import OpenStackProvider
 from routectl_openstack.testing import PASSWORD, FakeOpenStack
 
-from routectl.errors import ConfigError, ProviderError, ProviderTerminalError
+from routectl.errors import (
+    ConfigError,
+    ProviderError,
+    ProviderTerminalError,
+    ProviderThrottledError,
+)
 from routectl.model import Route
 from routectl.provider import load_factory
 from routectl.testing.contract import CountingBudget
@@ -88,6 +94,41 @@ async def test_a_table_changed_under_a_whole_table_write_is_transient() -> None:
             await provider.create_route(routes[0], name_hint="u")
         assert not isinstance(caught.value, ProviderTerminalError)
         await provider.aclose()
+
+
+@pytest.mark.parametrize(
+    ("headers", "hint"),
+    [
+        pytest.param({"Retry-After": "30"}, 30.0, id="seconds"),
+        pytest.param(
+            {
+                "Retry-After": "Wed, 21 Oct 2037 07:28:00 GMT",
+                "Date": "Wed, 21 Oct 2037 07:27:15 GMT",
+            },
+            45.0,
+            id="http-date",
+        ),
+        pytest.param({}, None, id="no-hint"),
+        pytest.param({"Retry-After": "soon"}, None, id="unreadable-hint"),
+    ],
+)
+async def test_a_503_that_says_when_to_come_back_is_throttling_with_that_hint(
+    headers: dict[str, str], hint: float | None
+) -> None:
+    """A 503 with a readable Retry-After (seconds, or an HTTP date against the answer's Date)
+    pauses routectl for that long; without one it is a plain transient error."""
+    async with FakeOpenStack() as fake:
+        provider, _ = await scene(fake, 1)
+        (router,) = fake.routers.values()
+        fake.fail_next(f"/routers/{router.id}", 503, "ServiceUnavailable", **headers)
+        with pytest.raises(ProviderError) as caught:
+            await provider.list_routes()
+        await provider.aclose()
+    if hint is None:
+        assert type(caught.value) is ProviderError
+    else:
+        assert isinstance(caught.value, ProviderThrottledError)
+        assert caught.value.retry_after == hint
 
 
 async def test_whole_table_writes_carry_the_revision() -> None:

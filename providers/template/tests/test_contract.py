@@ -1,4 +1,5 @@
-"""The example provider passes routectl's provider contract against the fake Example Cloud."""
+"""The example provider passes routectl's provider contract against the fake Example Cloud,
+and maps a 503 that says when to come back (Retry-After) to throttling with that hint."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import pytest
 from routectl_example import ExampleProvider
 from routectl_example.fakecloud import FakeCloud
 
+from routectl.errors import ProviderError, ProviderThrottledError
 from routectl.provider import RequestBudget, load_factory
 from routectl.testing.contract import ProviderContract
+from routectl.testing.contract_budget import CountingBudget
 
 
 class TestExampleContract(ProviderContract):
@@ -67,3 +70,37 @@ def test_entry_point_resolves() -> None:
     """routectl finds the plugin by the name users pass to --provider."""
     factory: object = load_factory("example")
     assert factory is ExampleProvider
+
+
+@pytest.mark.parametrize(
+    ("headers", "hint"),
+    [
+        ({"Retry-After": "30"}, 30.0),
+        (
+            {
+                "Retry-After": "Wed, 21 Oct 2037 07:28:00 GMT",
+                "Date": "Wed, 21 Oct 2037 07:27:00 GMT",
+            },
+            60.0,
+        ),
+        ({}, None),
+    ],
+    ids=["seconds", "http-date", "no-hint"],
+)
+async def test_a_503_that_says_when_to_come_back_is_honoured(
+    headers: dict[str, str], hint: float | None
+) -> None:
+    """A 503 with Retry-After is throttling with that hint; without one, a plain retry."""
+    async with FakeCloud() as fake:
+        provider = ExampleProvider(
+            cluster_name="c", options={"endpoint": fake.url}, budget=CountingBudget(lambda: 0)
+        )
+        fake.fail_next(503, **headers)
+        with pytest.raises(ProviderError) as caught:
+            await provider.list_routes()
+        await provider.aclose()
+    if hint is None:
+        assert type(caught.value) is ProviderError
+    else:
+        assert isinstance(caught.value, ProviderThrottledError)
+        assert caught.value.retry_after == hint

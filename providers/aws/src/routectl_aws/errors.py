@@ -4,10 +4,14 @@ The mapping (``code`` is the EC2 error code, ``status`` the HTTP status):
 
 * throttling codes (``RequestLimitExceeded``, ``Throttling``, ...)  -> ProviderThrottledError,
   ``retry_after`` from a ``Retry-After`` header, else :data:`DEFAULT_RETRY_AFTER`;
+* any other 503 (``Unavailable``) whose ``Retry-After`` can be read (seconds or an HTTP-date)
+  -> ProviderThrottledError with that hint: AWS said when to come back (botocore itself never
+  reads ``Retry-After``, and its retries are off: routectl's gate honours the hint);
 * ``UnauthorizedOperation``, ``AuthFailure``, ``RouteLimitExceeded``, bad parameters, missing
   credentials -> ProviderTerminalError (retrying cannot help);
-* 5xx, ``*.NotFound`` of things that change under us, connection errors, anything unknown
-  -> ProviderError (transient; routectl retries with backoff).
+* other 5xx (a 503 without a readable ``Retry-After``), ``*.NotFound`` of things that change
+  under us, connection errors, anything unknown -> ProviderError (transient; routectl
+  retries with backoff).
 
 Messages carry the operation, the code and AWS's message (which never holds credentials);
 nothing from the request (signed headers, keys) is ever put into them.
@@ -99,21 +103,35 @@ def retry_after_seconds(exc: ClientError, *, now: float) -> float:
 
     ``now`` is the wall-clock time (Unix seconds), used only for an HTTP-date.
     """
+    hint = _retry_after_hint(exc, now=now)
+    if hint is None:
+        return DEFAULT_RETRY_AFTER
+    return max(hint, 0.0) or DEFAULT_RETRY_AFTER
+
+
+def _retry_after_hint(exc: ClientError, *, now: float) -> float | None:
+    """Seconds from a ``Retry-After`` header as sent, or None when there is none to read."""
     headers = exc.response.get("ResponseMetadata", {}).get("HTTPHeaders", {})
     value = str(headers.get("retry-after", "")).strip()
     if not value:
-        return DEFAULT_RETRY_AFTER
+        return None
     try:
         seconds = float(value)
     except ValueError:
         try:
             when = email.utils.parsedate_to_datetime(value)
         except (TypeError, ValueError, IndexError):
-            return DEFAULT_RETRY_AFTER
+            return None
         seconds = when.timestamp() - now
-    if not math.isfinite(seconds):
-        return DEFAULT_RETRY_AFTER
-    return max(seconds, 0.0) or DEFAULT_RETRY_AFTER
+    return seconds if math.isfinite(seconds) else None
+
+
+def _throttled(exc: ClientError, *, now: float) -> bool:
+    """A throttling code or 429, or a 503 that says when to come back (``Retry-After``)."""
+    code, status = error_code(exc), _status(exc)
+    if code in THROTTLING_CODES or status == 429:  # noqa: PLR2004 -- HTTP 429 Too Many Requests
+        return True
+    return status == 503 and _retry_after_hint(exc, now=now) is not None  # noqa: PLR2004
 
 
 def map_client_error(operation: str, exc: ClientError, *, now: float) -> ProviderError:
@@ -121,7 +139,7 @@ def map_client_error(operation: str, exc: ClientError, *, now: float) -> Provide
     code = error_code(exc)
     status = _status(exc)
     detail = f"EC2 {operation}: {code or status or 'error'}: {_message(exc)}".rstrip(": ")
-    if code in THROTTLING_CODES or status == 429:  # noqa: PLR2004 -- HTTP 429 Too Many Requests
+    if _throttled(exc, now=now):
         return ProviderThrottledError(detail, retry_after=retry_after_seconds(exc, now=now))
     if code in _TERMINAL_CODES:
         hint = _TERMINAL_HINTS.get(code)

@@ -6,10 +6,12 @@ boundary (``raise X(...) from ApiError``). The mapping (``code`` is the API's er
 
 * HTTP 429 / ``rate_limit_exceeded`` -> ProviderThrottledError, ``retry_after`` from the
   ``RateLimit-*`` headers (see :func:`throttle_delay`);
+* HTTP 503 (``unavailable``, ``maintenance``) with a readable ``Retry-After`` (seconds or
+  an HTTP date) -> ProviderThrottledError with that hint: the API said when to come back;
 * ``unauthorized``, ``forbidden``, ``token_readonly``, ``resource_limit_exceeded`` (the
   100-routes-per-network limit), other 4xx -> ProviderTerminalError;
-* ``locked``, ``conflict``, ``timeout``, ``service_error``, 5xx, connection errors
-  -> ProviderError (transient).
+* ``locked``, ``conflict``, ``timeout``, ``service_error``, other 5xx (a 503 without a
+  ``Retry-After``), connection errors -> ProviderError (transient).
 
 The token is read per request (so a rotated Secret is picked up) and never appears in a
 message or a log line. Every request (each page, each poll of an action) first spends the
@@ -49,6 +51,7 @@ HTTP_BAD_REQUEST = 400
 HTTP_UNAUTHORIZED = 401
 HTTP_FORBIDDEN = 403
 HTTP_TOO_MANY_REQUESTS = 429
+HTTP_UNAVAILABLE = 503
 HTTP_SERVER_ERROR = 500
 
 TRANSIENT_CODES = frozenset(
@@ -114,15 +117,12 @@ def throttle_delay(headers: Mapping[str, str], *, now: float) -> float:
     to an hour after one 429, so the pause is the time until the next request's worth has
     refilled: ``(reset - now) / (limit - remaining)``, never beyond ``reset - now``.
     ``now`` is the server's ``Date`` when it sent one (immune to clock skew), else ``now``.
-    A ``Retry-After`` header, if any, wins.
+    A ``Retry-After`` header (seconds or an HTTP date), if any, wins.
     """
-    retry_after = _header_float(headers, "Retry-After")
+    now = _server_now(headers, now=now)
+    retry_after = _retry_after(headers, now=now)
     if retry_after is not None:
         return max(retry_after, MIN_RETRY_AFTER)
-    date = headers.get("Date", "")
-    if date:
-        with contextlib.suppress(TypeError, ValueError, IndexError):
-            now = email.utils.parsedate_to_datetime(date).timestamp()
     reset = _header_float(headers, "RateLimit-Reset")
     if reset is None:
         return MIN_RETRY_AFTER
@@ -136,12 +136,37 @@ def throttle_delay(headers: Mapping[str, str], *, now: float) -> float:
     return max(until_reset, MIN_RETRY_AFTER)
 
 
+def _server_now(headers: Mapping[str, str], *, now: float) -> float:
+    """The server's ``Date`` as Unix time when it sent a readable one, else ``now``."""
+    with contextlib.suppress(TypeError, ValueError, IndexError):
+        return email.utils.parsedate_to_datetime(headers.get("Date", "")).timestamp()
+    return now
+
+
+def _retry_after(headers: Mapping[str, str], *, now: float) -> float | None:
+    """Seconds from ``Retry-After`` (delta-seconds, or an HTTP date less ``now``), if readable."""
+    seconds = _header_float(headers, "Retry-After")
+    if seconds is not None:
+        return seconds
+    with contextlib.suppress(TypeError, ValueError, IndexError):
+        return email.utils.parsedate_to_datetime(headers.get("Retry-After", "")).timestamp() - now
+    return None
+
+
+def _throttled(exc: ApiError, headers: Mapping[str, str], *, now: float) -> bool:
+    """Rate-limited, or a 503 that says when to come back (``Retry-After``)."""
+    if exc.status == HTTP_TOO_MANY_REQUESTS or exc.code == "rate_limit_exceeded":
+        return True
+    hint = _retry_after(headers, now=_server_now(headers, now=now))
+    return exc.status == HTTP_UNAVAILABLE and hint is not None
+
+
 def map_api_error(
     operation: str, exc: ApiError, headers: Mapping[str, str], *, now: float
 ) -> ProviderError:
     """The routectl error for an error answer to ``operation``."""
     detail = f"Hetzner Cloud {operation}: {exc.message or 'error'} ({exc.code or exc.status})"
-    if exc.status == HTTP_TOO_MANY_REQUESTS or exc.code == "rate_limit_exceeded":
+    if _throttled(exc, headers, now=now):
         return ProviderThrottledError(detail, retry_after=throttle_delay(headers, now=now))
     hint = _TERMINAL_HINTS.get(exc.code)
     if hint is None and exc.status == HTTP_UNAUTHORIZED:

@@ -9,9 +9,10 @@ It also models what makes route controllers hard: bearer-token auth (401 ``unaut
 a request budget refilled evenly (429 ``rate_limit_exceeded`` with ``RateLimit-*`` headers),
 ``locked`` while another action runs on the network, the 100-routes-per-network limit
 (``resource_limit_exceeded``), ``invalid_input`` for a destination that exists or overlaps,
-injected failures, and answers lost after the request was carried out (the connection
-drops). Time is the running loop's clock (shifted to a fixed Unix epoch), so
-everything fast-forwards under looptime; every request is logged for counting.
+injected failures (with extra headers, such as a 503's ``Retry-After``), and answers lost
+after the request was carried out (the connection drops). Time is the running loop's clock
+(shifted to a fixed Unix epoch), so everything fast-forwards under looptime; every request
+is logged for counting.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import dataclasses
 import email.utils
 import ipaddress
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -126,6 +127,7 @@ class _Fault:
     message: str
     method: str | None
     path: str | None
+    headers: Mapping[str, str]
 
 
 def _iso(unix: float) -> str:
@@ -211,11 +213,19 @@ class FakeHcloud:
         method: str | None = None,
         path: str | None = None,
         times: int = 1,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
-        """Answer the next ``times`` requests (matching ``method``/``path``) with an error."""
-        self._faults.extend(
-            [_Fault(status=status, code=code, message=message, method=method, path=path)] * times
+        """Answer the next ``times`` requests (matching ``method``/``path``) with an error,
+        carrying ``headers`` (a ``Retry-After``, say) besides the rate-limit ones."""
+        fault = _Fault(
+            status=status,
+            code=code,
+            message=message,
+            method=method,
+            path=path,
+            headers=dict(headers or {}),
         )
+        self._faults.extend([fault] * times)
 
     def fail_next_action(self, code: str = "action_failed", message: str = "failed") -> None:
         """The next action created ends with status ``error``."""
@@ -315,7 +325,9 @@ class FakeHcloud:
         for index, fault in enumerate(self._faults):
             if fault.method in (None, request.method) and fault.path in (None, path):
                 del self._faults[index]
-                return _error(fault.status, fault.code, fault.message)
+                answer = _error(fault.status, fault.code, fault.message)
+                answer.headers.update(fault.headers)
+                return answer
         try:
             return await handler(request)
         except web.HTTPNotFound:

@@ -10,8 +10,10 @@ Promises:
   thread outlives the call by long;
 * every SDK or keystoneauth exception leaves as an error of routectl's tree, chained:
   401/403 and a missing router are terminal, Neutron's ``RoutesExhausted`` is terminal and
-  names the ``max_routes`` quota, 429 is throttling with ``Retry-After``, 409/412 (a table
-  changed under us), 5xx and lost connections are transient.
+  names the ``max_routes`` quota, 429 is throttling with ``Retry-After``, and so is a 503
+  that carries a readable ``Retry-After`` (seconds, or an HTTP date against the answer's
+  ``Date``: the API said when to come back); 409/412 (a table changed under us), other 5xx
+  and lost connections are transient.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import email.utils
+import math
 import re
 import threading
 from collections.abc import Callable
@@ -37,7 +41,7 @@ from routectl_openstack.options import Credentials, OpenStackOptions
 
 T = TypeVar("T")
 HTTP_UNAUTHORIZED, HTTP_FORBIDDEN, HTTP_NOT_FOUND, HTTP_TOO_MANY = 401, 403, 404, 429
-HTTP_SERVER_ERROR = 500
+HTTP_SERVER_ERROR, HTTP_UNAVAILABLE = 500, 503
 TIMEOUT_SECONDS = 30.0
 QUOTA = re.compile(r"exceeds the maximum (\d+)")
 
@@ -169,9 +173,9 @@ def map_http_error(operation: str, exc: openstack.exceptions.HttpException) -> P
             f"{detail} (the router holds at most {limit} routes: Neutron's max_routes quota, "
             "30 by default; ask the operator to raise it)"
         )
-    if status == HTTP_TOO_MANY:
-        headers = exc.response.headers if exc.response is not None else {}
-        return ProviderThrottledError(detail, retry_after=_retry_after(headers))
+    hint = _retry_after(exc.response.headers if exc.response is not None else {})
+    if status == HTTP_TOO_MANY or (status == HTTP_UNAVAILABLE and hint is not None):
+        return ProviderThrottledError(detail, retry_after=hint if hint and hint > 0 else 1.0)
     if status in {HTTP_UNAUTHORIZED, HTTP_FORBIDDEN}:
         return ProviderTerminalError(f"{detail} (check the credentials and their role)")
     if status == HTTP_NOT_FOUND:
@@ -191,9 +195,17 @@ def map_other_error(operation: str, exc: Exception) -> ProviderError:
     return ProviderError(f"OpenStack {operation}: {name}")
 
 
-def _retry_after(headers: Any) -> float:
+def _retry_after(headers: Any) -> float | None:
+    """Seconds from ``Retry-After`` (delta-seconds, or an HTTP date less the answer's
+    ``Date``), or None when there is none or it cannot be read."""
+    value = str(headers.get("Retry-After", "")).strip()
     try:
-        value = float(headers.get("Retry-After", ""))
+        seconds = float(value)
     except ValueError:
-        return 1.0
-    return value if value > 0 else 1.0
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+            now = email.utils.parsedate_to_datetime(str(headers.get("Date", "")))
+            seconds = (when - now).total_seconds()
+        except (TypeError, ValueError, IndexError):
+            return None
+    return None if math.isnan(seconds) else seconds

@@ -147,8 +147,8 @@ def _error(status: int, text: str, headers: Mapping[str, str]) -> ProviderError:
     message = f"Example Cloud answered {status}: {text[:200]}"
     if status == 409:  # noqa: PLR2004
         return RouteAlreadyExistsError(message)
-    if status == 429:  # noqa: PLR2004
-        return ProviderThrottledError(message, retry_after=_retry_after(headers))
+    if status == 429 or (status == 503 and "Retry-After" in headers):  # noqa: PLR2004
+        return ProviderThrottledError(message, retry_after=_retry_after(headers))  # it said when
     if status >= 500:  # noqa: PLR2004
         return ProviderError(message)
     return ProviderTerminalError(message)
