@@ -91,6 +91,7 @@ class Controller:
         self.syncs = 0
         self.last: Planned | None = None
         self._guard_tripped = False
+        self._again: asyncio.TimerHandle | None = None
 
     async def sync(self, batch: Batch) -> None:
         """Run one sync; raises SyncFailedError (or a provider/kube error) if anything failed."""
@@ -131,6 +132,8 @@ class Controller:
             self.listing.invalidate()
             raise
         self.changes.needs_full &= not work.full
+        if verdict.tripped:
+            self._look_again()
         if listing.stale:
             # The writes went out on an old listing; now look again, behind them.
             self.request_fresh()
@@ -187,6 +190,19 @@ class Controller:
                 )
         self._guard_tripped = verdict.tripped
         return verdict
+
+    def _look_again(self) -> None:
+        """The guard withheld deletes: plan again on a fresh listing at the backoff cap (a
+        garbled listing that tripped it heals then; one listing per cap while it holds),
+        without holding back the syncs that Node changes ask for meanwhile."""
+        if self._again is None:
+            self._again = asyncio.get_running_loop().call_later(
+                self.settings.retry_backoff_cap, self._again_due
+            )
+
+    def _again_due(self) -> None:
+        self._again = None
+        self.request_fresh()
 
     async def _carry_out(self, work: Planned, result: Plan) -> Applied:
         """Apply ``result``, each Node's condition written as soon as its routes are settled;

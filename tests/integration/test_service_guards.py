@@ -56,6 +56,28 @@ async def test_a_few_stale_routes_are_always_cleaned(cluster: Cluster) -> None:
     await eventually(lambda: cluster.routes() == {("n1", "10.244.1.0/24")})
 
 
+async def test_withheld_deletes_are_looked_at_again_on_a_fresh_listing(
+    cluster: Cluster,
+) -> None:
+    """The guard trips on a listing that passes (eight ghost routes that someone else then
+    removes); a Node's legitimately stale route withheld with them is deleted at the
+    backoff cap, on a fresh listing, with no Node change and long before the resync."""
+    for i in range(4):
+        cluster.server.create_node(node_object(f"n{i}", f"10.244.{i}.0/24"))
+    running = await cluster.start()
+    await eventually(lambda: len(cluster.routes()) == 4)
+    stale_routes(cluster, 8)
+    cluster.server.delete_node("n3")
+    await eventually(lambda: running.service.metrics.mass_delete_blocked._value.get() >= 1)
+    assert ("n3", "10.244.3.0/24") in cluster.routes()
+    for i in range(8):
+        cluster.cloud.remove_route("kubernetes", f"10.244.{100 + i}.0/24")
+    lists = cluster.cloud.count("list")
+    await eventually(lambda: ("n3", "10.244.3.0/24") not in cluster.routes(), within=300)
+    assert cluster.routes() == {(f"n{i}", f"10.244.{i}.0/24") for i in range(3)}
+    assert cluster.cloud.count("list") == lists + 1
+
+
 async def test_sync_metric_labels_follow_upstream(cluster: Cluster) -> None:
     """route_sync_total counts node_change/changed for a new node and periodic/noop at resync."""
     running = await cluster.start(route_resync_period=600.0)
