@@ -4,6 +4,8 @@ Everything here is a frozen, slotted, keyword-only dataclass, so values can be h
 shared between tasks and compared without surprises. Kubernetes JSON and cloud SDK objects
 never cross into the core; the edges (``kube``, the provider plugins) turn them into these.
 The field names mirror upstream's ``cloudprovider.Route`` so Go plugin authors recognise them.
+:func:`malformed` says what is wrong with a value a plugin returned as a Route, since
+plugins are not type-checked at run time (the gate leaves such entries out).
 """
 
 from __future__ import annotations
