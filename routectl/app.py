@@ -195,8 +195,9 @@ async def plan_once(
 
     A side that cannot be read ends it with one line on ``err`` that names the side (the
     Kubernetes API server or the cloud) and exit code 1; a reader that closes the pipe early
-    (``| head``) ends it quietly with 141, as a tool killed by SIGPIPE. Log lines are not
-    printed: the one line says what failed.
+    (``| head``) ends it quietly with 141, as a tool killed by SIGPIPE; output that cannot be
+    written (``> /dev/full``) is one line and exit code 1. Log lines are not printed: the one
+    line says what failed.
     """
     out, err = out or sys.stdout, err or sys.stderr
     logging.disable(logging.CRITICAL)  # the one line below says what failed
@@ -226,6 +227,10 @@ async def plan_once(
     except BrokenPipeError:
         _quiet_stdout(out)
         return EXIT_BROKEN_PIPE
+    except OSError as exc:  # a full disk, a closed descriptor: one line, not a traceback
+        _quiet_stdout(out)
+        err.write(f"routectl plan: error: cannot write the plan: {exc.strerror or exc}\n")
+        return EXIT_FAILED
     return EXIT_OK
 
 

@@ -86,7 +86,7 @@ class RoutingOptions:
     )
     cloud_qps: float = option(
         default=2.0, check=at_least(0.0), group=CLOUD, commands=BOTH,
-        help="sustained cloud calls per second, retries included",
+        help="sustained cloud calls per second, retries included; 0: no client-side limit",
     )
     """0 disables the client-side bucket (only to reproduce upstream in benchmarks)."""
     cloud_burst: int = option(

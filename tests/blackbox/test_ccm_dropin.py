@@ -288,3 +288,20 @@ async def test_plan_is_quiet_under_a_closed_pipe(bench: Bench) -> None:
     _, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 141
     assert err == b""
+
+
+async def test_plan_into_a_full_disk_fails_in_one_line(bench: Bench) -> None:
+    """``routectl plan > /dev/full``: exit 1 and one line saying the plan could not be
+    written, no traceback."""
+    bench.apiserver.create_node(node("n1", "10.244.1.0/24"))
+    with Path("/dev/full").open("wb") as full:  # noqa: ASYNC230 -- a device: no I/O wait
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "routectl", "plan",
+            f"--kubeconfig={bench.kubeconfig}", "--cluster-cidr=10.244.0.0/16",
+            "--provider=fake", f"--provider-option=endpoint={bench.cloud.url}",
+            stdout=full, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 1
+    (line,) = err.decode().splitlines()
+    assert line == "routectl plan: error: cannot write the plan: No space left on device"
