@@ -8,12 +8,11 @@ variables fill in what the options leave out, as the AWS CLI and SDKs do.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
-import urllib.parse
 from collections.abc import Mapping
 
 from routectl.errors import ConfigError
+from routectl.plugin_options import is_http_url, option_error, refuse_unknown, seconds_option
 
 PROVIDER = "aws"
 DEFAULT_CACHE_SECONDS = 30.0
@@ -45,14 +44,12 @@ class AwsOptions:
 
 
 def _fail(message: str) -> ConfigError:
-    return ConfigError(f"--provider-option: provider {PROVIDER}: {message}")
+    return option_error(PROVIDER, message)
 
 
 def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> AwsOptions:
     """Validate ``options`` (falling back to ``environ``) into :class:`AwsOptions`."""
-    unknown = sorted(set(options) - set(KNOWN_OPTIONS))
-    if unknown:
-        raise _fail(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(KNOWN_OPTIONS)}")
+    refuse_unknown(PROVIDER, options, KNOWN_OPTIONS)
     region = (
         options.get("region") or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION", "")
     ).strip()
@@ -68,20 +65,10 @@ def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> 
         or environ.get("AWS_ENDPOINT_URL_EC2")
         or environ.get("AWS_ENDPOINT_URL", "")
     ).strip()
-    if endpoint_url:
-        parsed = urllib.parse.urlsplit(endpoint_url)
-        if parsed.scheme not in {"http", "https"} or not parsed.hostname:
-            # The URL is not echoed: it may carry user information.
-            raise _fail("endpoint-url (or AWS_ENDPOINT_URL) must be an http:// or https:// URL")
-    cache_seconds = DEFAULT_CACHE_SECONDS
-    if "cache-seconds" in options:
-        text = options["cache-seconds"]
-        try:
-            cache_seconds = float(text)
-        except ValueError:
-            raise _fail(f"cache-seconds={text!r} is not a number of seconds") from None
-        if not math.isfinite(cache_seconds) or cache_seconds < 0:
-            raise _fail(f"cache-seconds={text!r} must be a finite number >= 0")
+    if endpoint_url and not is_http_url(endpoint_url):
+        # The URL is not echoed: it may carry user information.
+        raise _fail("endpoint-url (or AWS_ENDPOINT_URL) must be an http:// or https:// URL")
+    cache_seconds = seconds_option(PROVIDER, options, "cache-seconds", DEFAULT_CACHE_SECONDS)
     node_name = options.get("node-name", NODE_NAME_SOURCES[0]).strip()
     if node_name not in NODE_NAME_SOURCES:
         raise _fail(f"node-name={node_name!r} must be one of {', '.join(NODE_NAME_SOURCES)}")

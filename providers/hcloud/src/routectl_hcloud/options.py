@@ -8,13 +8,12 @@ file named by ``token-file`` (a mounted Secret, re-read whenever it changes).
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 
 from routectl.errors import ConfigError
+from routectl.plugin_options import is_http_url, option_error, refuse_unknown, seconds_option
 
 PROVIDER = "hcloud"
 DEFAULT_ENDPOINT = "https://api.hetzner.cloud/v1"
@@ -53,20 +52,7 @@ class HcloudOptions:
 
 
 def _fail(message: str) -> ConfigError:
-    return ConfigError(f"--provider-option: provider {PROVIDER}: {message}")
-
-
-def _seconds(options: Mapping[str, str], key: str, default: float, *, minimum: float) -> float:
-    if key not in options:
-        return default
-    text = options[key]
-    try:
-        value = float(text)
-    except ValueError:
-        raise _fail(f"{key}={text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value < minimum:
-        raise _fail(f"{key}={text!r} must be a finite number >= {minimum:g}")
-    return value
+    return option_error(PROVIDER, message)
 
 
 def read_token_file(path: Path) -> str:
@@ -76,17 +62,14 @@ def read_token_file(path: Path) -> str:
 
 def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> HcloudOptions:
     """Validate ``options`` into :class:`HcloudOptions`; a token must be available."""
-    unknown = sorted(set(options) - set(KNOWN_OPTIONS))
-    if unknown:
-        raise _fail(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(KNOWN_OPTIONS)}")
+    refuse_unknown(PROVIDER, options, KNOWN_OPTIONS)
     network = options.get("network", "").strip()
     if not network:
         raise _fail("missing required option network (the network's id or name)")
     if not (network.isdigit() or _NETWORK_NAME.match(network)):
         raise _fail(f"network={network!r} is neither a network id nor a network name")
     endpoint = options.get("endpoint", DEFAULT_ENDPOINT).strip().rstrip("/")
-    parsed = urllib.parse.urlsplit(endpoint)
-    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+    if not is_http_url(endpoint):
         raise _fail("endpoint must be an http:// or https:// URL")
     token_file: Path | None = None
     if "token-file" in options:
@@ -103,10 +86,10 @@ def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> 
         network=network,
         endpoint=endpoint,
         token_file=token_file,
-        server_cache_seconds=_seconds(
-            options, "server-cache-seconds", DEFAULT_SERVER_CACHE_SECONDS, minimum=0
+        server_cache_seconds=seconds_option(
+            PROVIDER, options, "server-cache-seconds", DEFAULT_SERVER_CACHE_SECONDS
         ),
-        action_poll_seconds=_seconds(
-            options, "action-poll-seconds", DEFAULT_ACTION_POLL_SECONDS, minimum=0.01
+        action_poll_seconds=seconds_option(
+            PROVIDER, options, "action-poll-seconds", DEFAULT_ACTION_POLL_SECONDS, minimum=0.01
         ),
     )

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
-import math
-import urllib.parse
 from collections.abc import Mapping
 
 from routectl.errors import ConfigError
+from routectl.plugin_options import is_http_url, option_error, refuse_unknown, seconds_option
 
 PROVIDER = "openstack"
 KNOWN_OPTIONS = ("auth-url", "cache-seconds", "node-cidrs", "region", "router-id")
@@ -54,7 +53,7 @@ class OpenStackOptions:
 
 
 def _fail(message: str) -> ConfigError:
-    return ConfigError(f"--provider-option: provider {PROVIDER}: {message}")
+    return option_error(PROVIDER, message)
 
 
 def _cidrs(text: str) -> tuple[Network, ...]:
@@ -95,26 +94,15 @@ def _credentials(auth_url: str, environ: Mapping[str, str]) -> Credentials:
 
 def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> OpenStackOptions:
     """Validate ``options`` (falling back to ``environ``) into :class:`OpenStackOptions`."""
-    unknown = sorted(set(options) - set(KNOWN_OPTIONS))
-    if unknown:
-        raise _fail(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(KNOWN_OPTIONS)}")
+    refuse_unknown(PROVIDER, options, KNOWN_OPTIONS)
     router_id = options.get("router-id", "").strip()
     if not router_id:
         raise _fail("missing required option router-id (the Neutron router's id)")
     auth_url = (options.get("auth-url") or environ.get("OS_AUTH_URL", "")).strip()
-    parsed = urllib.parse.urlsplit(auth_url)
-    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+    if not is_http_url(auth_url):
         # The URL is not echoed: it may carry user information.
         raise _fail("auth-url (or OS_AUTH_URL) must be the http(s) URL of Keystone's v3 API")
-    cache_seconds = DEFAULT_CACHE_SECONDS
-    if "cache-seconds" in options:
-        text = options["cache-seconds"]
-        try:
-            cache_seconds = float(text)
-        except ValueError:
-            raise _fail(f"cache-seconds={text!r} is not a number of seconds") from None
-        if not math.isfinite(cache_seconds) or cache_seconds < 0:
-            raise _fail(f"cache-seconds={text!r} must be a finite number >= 0")
+    cache_seconds = seconds_option(PROVIDER, options, "cache-seconds", DEFAULT_CACHE_SECONDS)
     return OpenStackOptions(
         router_id=router_id,
         node_cidrs=_cidrs(options.get("node-cidrs", "")),
