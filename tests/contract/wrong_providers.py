@@ -116,10 +116,14 @@ class GoodProvider:
         found: list[Entry] = []
         number, more = 0, True
         while more:
-            page, more = await self.call("page", self.cloud.page(number))
+            page, more = await self.page(number)
             found.extend(page)
             number += 1
         return found
+
+    async def page(self, number: int) -> tuple[list[Entry], bool]:
+        """One page of entries, and whether more follow; through the budget."""
+        return await self.call("page", self.cloud.page(number))
 
     def ours(self, entry: Entry) -> bool:
         """Whether the entry is marked as this cluster's."""
@@ -342,18 +346,11 @@ class MarksAfterCreating(GoodProvider):
 class UnpacedPages(GoodProvider):
     """Spends the budget for the first page of a listing only."""
 
-    async def entries(self) -> list[Entry]:
+    async def page(self, number: int) -> tuple[list[Entry], bool]:
         """Later pages bypass the budget."""
-        found: list[Entry] = []
-        number, more = 0, True
-        while more:
-            if number == 0:
-                page, more = await self.call("page", self.cloud.page(number))
-            else:
-                page, more = await self.cloud.page(number)
-            found.extend(page)
-            number += 1
-        return found
+        if number == 0:
+            return await super().page(number)
+        return await self.cloud.page(number)
 
 
 class SpendsAfterSending(GoodProvider):
