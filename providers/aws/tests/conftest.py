@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import aiohttp
 import pytest
+from aws_scene import CLUSTER, REGION, MakeProvider
 from moto.server import ThreadedMotoServer
+from routectl_aws import AwsProvider
 from routectl_aws.provider import new_session
 from routectl_aws.testing import FaultProxy, Vpc
-
-REGION = "us-east-1"
 
 
 @pytest.fixture(scope="session")
@@ -70,3 +70,21 @@ async def vpc(moto_url: str, proxy: FaultProxy) -> AsyncIterator[Vpc]:
         endpoint_url=moto_url,
     ) as ec2:
         yield await Vpc.create(ec2)
+
+
+@pytest.fixture
+async def make_provider(proxy: FaultProxy) -> AsyncIterator[MakeProvider]:
+    """Build providers that talk to moto through the proxy; all are closed after the test."""
+    made: list[AwsProvider] = []
+
+    def make(cluster: str = CLUSTER, **options: str) -> AwsProvider:
+        provider = AwsProvider(
+            cluster_name=cluster,
+            options={"region": REGION, "endpoint-url": proxy.url, **options},
+        )
+        made.append(provider)
+        return provider
+
+    yield make
+    for provider in made:
+        await provider.aclose()
