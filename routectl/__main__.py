@@ -2,6 +2,6 @@
 
 import sys
 
-from routectl.cli import main
+from routectl.cli.main import main
 
 sys.exit(main())

@@ -4,7 +4,7 @@ A provider is any class (or callable) registered under the entry-point group
 ``routectl.providers`` that, called with ``cluster_name`` and ``options``, returns a
 :class:`RouteProvider`. Only the provider named on the command line is imported; an unknown
 name fails with the list of installed names. The contract mirrors upstream's
-``cloudprovider.Routes``. Plugins never rate-limit or retry: :mod:`routectl.gate` wraps
+``cloudprovider.Routes``. Plugins never rate-limit or retry: :mod:`routectl.cloud.gate` wraps
 every provider in the one gate every cloud call passes.
 """
 

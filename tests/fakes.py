@@ -8,11 +8,11 @@ import datetime
 import random
 from typing import Any
 
-from routectl.budget import Budget
+from routectl.cloud.budget import Budget
+from routectl.cloud.gate import CloudGate
+from routectl.cloud.policy import CallPolicy
 from routectl.errors import KubeError
-from routectl.fence import Fence
-from routectl.gate import RateLimitedProvider
-from routectl.policy import CallPolicy
+from routectl.kube.fence import Fence
 from routectl.provider import RouteProvider
 
 
@@ -64,9 +64,9 @@ def gated(
     budget: Budget | None = None,
     max_pause: float = 120.0,
     seed: int = 1,
-) -> RateLimitedProvider:
+) -> CloudGate:
     """``provider`` behind a gate with ``policy``: an open fence and a budget of its own."""
-    return RateLimitedProvider(
+    return CloudGate(
         provider,
         policy=policy,
         rng=random.Random(seed),

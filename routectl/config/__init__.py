@@ -1,11 +1,11 @@
 """What ``routectl run`` and ``routectl plan`` are told: every setting, declared once.
 
-Each field of :class:`Settings` is an option (see :mod:`routectl.option`): its flag, syntax,
+Each field of :class:`Settings` is an option (see :mod:`routectl.config.option`): its flag, syntax,
 default, help and the reason a value is valid sit on the field, and :data:`OPTIONS` reads
 them back. The fields are declared by topic in this package's modules (:mod:`.routing`,
 :mod:`.election`, :mod:`.serving`, :mod:`.ipam`, :mod:`.ignored`); :class:`Settings` joins
-them and checks the rules across them. The command line (:mod:`routectl.flags`), the cloud
-call policy (:func:`routectl.policy.call_policy`) and the chart's tests are derived from
+them and checks the rules across them. The command line (:mod:`routectl.cli.flags`), the cloud
+call policy (:func:`routectl.cloud.policy.call_policy`) and the chart's tests are derived from
 that table. Flag names, syntax and error texts follow the cloud-controller-manager where it
 has them.
 
@@ -24,25 +24,25 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from routectl.ccm import IGNORED_FLAGS, WATCH_GATE, controllers_problem
 from routectl.cidr import Network
+from routectl.config.ccm import IGNORED_FLAGS, WATCH_GATE, controllers_problem
 from routectl.config.election import ElectionOptions
 from routectl.config.groups import IGNORED
 from routectl.config.ignored import IgnoredCcmFlags
 from routectl.config.ipam import IpamOptions
+from routectl.config.option import Option, options_of, settings_dataclass
 from routectl.config.routing import RoutingOptions
 from routectl.config.serving import ServingOptions
-from routectl.errors import ConfigError
-from routectl.ipam.pools import check_pools, node_mask_sizes
-from routectl.option import Option, options_of, settings_dataclass
-from routectl.syntax import (
+from routectl.config.syntax import (
     parse_cluster_cidrs,
     parse_duration,
     parse_feature_gates,
     parse_key_values,
 )
+from routectl.errors import ConfigError
+from routectl.ipam.core.pools import check_pools, node_mask_sizes
 
-__all__ = [  # the parsers are re-exported from routectl.syntax, where they live
+__all__ = [  # the parsers are re-exported from routectl.config.syntax, where they live
     "FEATURE_GATE_DEFAULTS", "IGNORED", "OPTIONS", "RULES", "WATCH_GATE", "Settings",
     "default_of", "leader_election_timings", "parse_cluster_cidrs", "parse_duration",
     "parse_feature_gates", "parse_key_values",

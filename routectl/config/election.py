@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from routectl.config.groups import ELECTION
-from routectl.option import DURATION, Check, above, matches, option, settings_dataclass
+from routectl.config.option import DURATION, Check, above, matches, option, settings_dataclass
 
 __all__ = ["LEASE_SECONDS", "MAX_LEASE_SECONDS", "ElectionOptions"]
 

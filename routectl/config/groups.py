@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from routectl.option import PLAN, RUN
+from routectl.config.option import PLAN, RUN
 
 __all__ = ["BOTH", "CLOUD", "CLUSTER", "ELECTION", "IGNORED", "IPAM", "SECURE", "SERVING", "SYNC"]
 

@@ -1,8 +1,8 @@
 """The cloud-controller-manager's generic flags that do not concern routes.
 
 Promises: each is accepted with the CCM's syntax, so a CCM command line runs unchanged, and
-ignored; :mod:`routectl.dropin` says so once at start-up for each one given. The reason each
-is ignored is its help (from :data:`routectl.ccm.IGNORED_FLAGS`). Pure: no I/O.
+ignored; :mod:`routectl.cli.dropin` says so once at start-up for each one given. The reason each
+is ignored is its help (from :data:`routectl.config.ccm.IGNORED_FLAGS`). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -10,8 +10,14 @@ from __future__ import annotations
 from typing import TypeAlias, TypeVar
 
 from routectl.config.groups import IGNORED
-from routectl.option import OPTIONAL_STRING, Syntax, option, settings_dataclass
-from routectl.syntax import format_bool, format_duration, parse_bool, parse_duration, parse_int
+from routectl.config.option import OPTIONAL_STRING, Syntax, option, settings_dataclass
+from routectl.config.syntax import (
+    format_bool,
+    format_duration,
+    parse_bool,
+    parse_duration,
+    parse_int,
+)
 
 __all__ = ["IgnoredCcmFlags"]
 
@@ -31,7 +37,7 @@ MAYBE_INT: Syntax[int | None] = Syntax(
 def _ignored(syntax: Syntax[T | None]) -> T | None:
     """A CCM flag routectl accepts and ignores (said once at start-up when it is given).
 
-    Its help is the reason in :data:`routectl.ccm.IGNORED_FLAGS`, filled in by
+    Its help is the reason in :data:`routectl.config.ccm.IGNORED_FLAGS`, filled in by
     :data:`routectl.config.OPTIONS` once the flag's name is known.
     """
     return option(default=None, syntax=syntax, group=IGNORED, help="ignored")

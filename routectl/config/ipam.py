@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from routectl.cidr import Network, parse_cidr
 from routectl.config.groups import BOTH, IPAM
-from routectl.ipam.pools import parse_service_ranges
-from routectl.option import (
+from routectl.config.option import (
     DURATION,
     Syntax,
     at_least,
@@ -18,7 +17,8 @@ from routectl.option import (
     settings_dataclass,
     within,
 )
-from routectl.syntax import format_cidrs
+from routectl.config.syntax import format_cidrs
+from routectl.ipam.core.pools import parse_service_ranges
 
 __all__ = ["CIDR_LIST", "SERVICE_RANGES", "IpamOptions"]
 

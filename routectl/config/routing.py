@@ -1,24 +1,24 @@
 """The options of routing itself: the cluster, the cloud and how syncs run.
 
 Promises: each option carries its flag, syntax, default, check and help (see
-:mod:`routectl.option`); the cloud options are the ones :func:`routectl.policy.call_policy`
-reads. Pure: no I/O.
+:mod:`routectl.config.option`); the cloud options are the ones
+:func:`routectl.cloud.policy.call_policy` reads. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from routectl.ccm import (
+from routectl.cidr import Network
+from routectl.config.ccm import (
     WATCH_GATE,
     format_controllers,
     format_gates,
     parse_controllers,
     parse_gates,
 )
-from routectl.cidr import Network
 from routectl.config.groups import BOTH, CLOUD, CLUSTER, SYNC
-from routectl.option import (
+from routectl.config.option import (
     CLUSTER_CIDRS,
     DURATION,
     KEY_VALUES,

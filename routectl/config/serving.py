@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from routectl.config.groups import SECURE, SERVING
-from routectl.option import (
+from routectl.config.option import (
     DURATION,
     OPTIONAL_STRING,
     Check,

@@ -12,9 +12,9 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
+from routectl.config.syntax import format_duration
 from routectl.errors import InvalidObjectError
 from routectl.model import Condition, NodeAddress, NodeView
-from routectl.syntax import format_duration
 
 NETWORK_UNAVAILABLE = "NetworkUnavailable"
 

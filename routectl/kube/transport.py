@@ -3,7 +3,7 @@
 Requests are paced as client-go paces them (``--kube-api-qps``/``--kube-api-burst``): one
 token bucket per client, starting full. The leader election has a client (and so a bucket
 and a connection pool) of its own, as the CCM's leader-election client does, so a queue of
-lists, status patches or Events never delays a renewal (see :mod:`routectl.lease`). Each
+lists, status patches or Events never delays a renewal (see :mod:`routectl.process.election`). Each
 request is reported to a :class:`RequestObserver` (method, code, seconds; and the time it
 waited for a token), for client-go's ``rest_client_*`` metrics.
 
@@ -29,7 +29,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from routectl.errors import KubeError, ResourceVersionGoneError
-from routectl.redact import DEFAULT
+from routectl.observe.redact import DEFAULT
 
 __all__ = [
     "JsonObj",
@@ -63,7 +63,7 @@ class RequestObserver(Protocol):
 
 
 class _Bucket(aiolimiter.AsyncLimiter):
-    """aiolimiter's bucket with its level rounded (see :mod:`routectl.budget`)."""
+    """aiolimiter's bucket with its level rounded (see :mod:`routectl.cloud.budget`)."""
 
     def _leak(self) -> None:
         super()._leak()

@@ -28,7 +28,7 @@ def _args(manifests: list[Manifest]) -> list[str]:
 
 def test_container_args_parse_with_routectls_cli(manifests: list[Manifest]) -> None:
     """``routectl run`` with the rendered args parses with routectl's own argparse parser."""
-    from routectl.cli import build_parser  # noqa: PLC0415 - the CLI lands separately; fail here only
+    from routectl.cli.main import build_parser  # noqa: PLC0415 - the CLI lands separately; fail here only
 
     args = _args(manifests)
     assert args[0] == "run"
@@ -40,7 +40,7 @@ def test_container_args_parse_with_routectls_cli(manifests: list[Manifest]) -> N
 
 def test_container_args_make_valid_settings(manifests: list[Manifest]) -> None:
     """The parsed args also pass routectl's own cross-flag checks (CIDRs, gates, lease timings)."""
-    from routectl.cli import build_parser, settings_from_args  # noqa: PLC0415 - see above
+    from routectl.cli.main import build_parser, settings_from_args  # noqa: PLC0415 - see above
     from routectl.errors import ConfigError  # noqa: PLC0415
 
     parsed = build_parser().parse_args(_args(manifests))
@@ -54,7 +54,7 @@ def test_notes_plan_command_parses(
     render_files: Callable[[dict[str, Any]], dict[str, str]],
 ) -> None:
     """The ``routectl plan ...`` line NOTES.txt tells the user to run parses with the CLI."""
-    from routectl.cli import build_parser  # noqa: PLC0415 - see above
+    from routectl.cli.main import build_parser  # noqa: PLC0415 - see above
 
     values = {
         "clusterCIDRs": ["10.244.0.0/16", "fd00::/56"],

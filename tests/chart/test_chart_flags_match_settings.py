@@ -23,11 +23,11 @@ from typing import Any
 import helm_python
 import pytest
 
+from routectl.cli.flags import parse_run_flags
 from routectl.config import IGNORED, OPTIONS
+from routectl.config.option import BOOL, DURATION, INT, NUMBER, RUN, Option
+from routectl.config.syntax import format_bool, format_duration
 from routectl.errors import ConfigError
-from routectl.flags import parse_run_flags
-from routectl.option import BOOL, DURATION, INT, NUMBER, RUN, Option
-from routectl.syntax import format_bool, format_duration
 
 CHART_DIR = Path(__file__).resolve().parents[2] / "charts" / "routectl"
 HELPERS = (CHART_DIR / "templates" / "_helpers.tpl").read_text()

@@ -16,9 +16,9 @@ from typing import Any
 import helm_python
 import pytest
 
+from routectl.cli.flags import parse_run_flags
 from routectl.config import default_of
 from routectl.errors import ConfigError
-from routectl.flags import parse_run_flags
 
 Manifest = dict[str, Any]
 Render = Callable[[dict[str, Any]], list[Manifest]]

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 import pytest
 
+from routectl.cloud.policy import CallPolicy
 from routectl.errors import (
     ConfigError,
     ProviderError,
@@ -14,7 +15,6 @@ from routectl.errors import (
     RouteNotFoundError,
 )
 from routectl.model import Route
-from routectl.policy import CallPolicy
 from routectl.provider import ProviderFactory, RequestBudget, batch_capable, load_factory
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from routectl.testing.contract import ProviderContract
@@ -166,7 +166,7 @@ async def test_a_batch_is_one_write_with_per_route_results() -> None:
 
 
 @pytest.mark.looptime
-async def test_rate_limited_provider_passes_batches_through_one_token() -> None:
+async def test_cloud_gate_passes_batches_through_one_token() -> None:
     """The gate forwards the capability and spends one token per batch."""
     cloud = FakeCloud(CloudSettings(whole_table=True))
     gate = gated(FakeProvider.over(cloud, "c"), CallPolicy(qps=1.0, burst=1))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from routectl.ccm import IGNORED_FLAGS
 from routectl.config import OPTIONS
-from routectl.option import RUN
+from routectl.config.ccm import IGNORED_FLAGS
+from routectl.config.option import RUN
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "ccm-flags.md").read_text()
 RUN_FLAGS = {n for o in OPTIONS if o.flag and RUN in o.commands for n in (o.flag, *o.aliases)}

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
+from routectl.cloud.gate import CloudGate
 from routectl.config import Settings
-from routectl.gate import RateLimitedProvider
 from routectl.kube import KubeClient
-from routectl.metrics import Metrics
-from routectl.service import Service
+from routectl.observe.metrics import Metrics
+from routectl.process.service import Service
+from routectl.process.wiring import Sources, build_service
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider
-from routectl.wiring import Sources, build_service
 from routectl_sim.apiserver import FakeApiServer
 
 CLUSTER = "kubernetes"
@@ -77,7 +77,7 @@ class Running:
 
     service: Service
     task: asyncio.Task[int]
-    provider: RateLimitedProvider
+    provider: CloudGate
     kube: KubeClient
 
     async def stop(self) -> int:

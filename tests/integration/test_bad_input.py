@@ -23,9 +23,9 @@ from typing import Any, cast
 import pytest
 from aiohttp import StreamReader, web
 
-from routectl.cli import build_parser, main, settings_from_args
+from routectl.cli.main import build_parser, main, settings_from_args
+from routectl.cloud.gate import CloudGate
 from routectl.errors import ConfigError, KubeError, ProviderTerminalError
-from routectl.gate import RateLimitedProvider
 from routectl.kube import KubeClient
 from routectl.kube.stream import lines as _lines
 from routectl.model import NodeAddress, NodeView, Route
@@ -518,14 +518,14 @@ async def close_what_was_left_open(exc: BaseException) -> None:
     tb = exc.__traceback__
     while tb is not None:
         for value in list(tb.tb_frame.f_locals.values()):
-            if isinstance(value, KubeClient | RateLimitedProvider):
+            if isinstance(value, KubeClient | CloudGate):
                 await value.aclose()
         tb = tb.tb_next
 
 
 async def test_unbindable_metrics_address_is_a_one_line_start_up_error(cluster: Cluster) -> None:
     """A --metrics-bind-address already in use is refused as a ConfigError naming the flag."""
-    from routectl.app import run  # noqa: PLC0415 -- the function under test
+    from routectl.cli.app import run  # noqa: PLC0415 -- the function under test
 
     root = logging.getLogger()
     saved = (root.handlers[:], root.level)

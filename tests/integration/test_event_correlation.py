@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from routectl.events import EventRecorder, event_name
 from routectl.kube import KubeClient, node_event
+from routectl.kube.events import EventRecorder, event_name
 from routectl.model import NodeView
 from tests.integration.conftest import Cluster, node_object
 

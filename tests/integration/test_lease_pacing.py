@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from routectl.errors import LeadershipLostError
-from routectl.fence import Fence
 from routectl.kube import KubeClient, Pacing
-from routectl.lease import ElectionSettings, LeaderElector, election_pacing
+from routectl.kube.fence import Fence
+from routectl.process.election import ElectionSettings, LeaderElector, election_pacing
 from tests.integration.conftest import Cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.looptime]

@@ -9,9 +9,9 @@ from ipaddress import ip_network
 import aiohttp
 import pytest
 
-from routectl.app import plan_once
-from routectl.metrics import Metrics
-from routectl.probes import ProbeServer
+from routectl.cli.app import plan_once
+from routectl.observe.metrics import Metrics
+from routectl.observe.probes import ProbeServer
 from tests.integration.conftest import Cluster, node_object, settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.looptime]

@@ -30,7 +30,7 @@ import yaml
 
 from routectl.errors import ProviderError
 from routectl.model import Route
-from routectl.serving import AuthSettings, DelegatedAuth
+from routectl.observe.serving import AuthSettings, DelegatedAuth
 from routectl.testing.cloud import Fault
 from routectl_sim.apiserver.auth import RequestInfo, request_info
 from tests.integration.conftest import Cluster, eventually, node_object

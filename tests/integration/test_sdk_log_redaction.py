@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from routectl.kube import KubeClient
-from routectl.logs import LIBRARIES, configure_logging
-from routectl.redact import redact
+from routectl.observe.logs import LIBRARIES, configure_logging
+from routectl.observe.redact import redact
 from routectl_sim.apiserver import FakeApiServer
 
 aiobotocore_session = pytest.importorskip("aiobotocore.session")

@@ -13,8 +13,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from routectl.kube import KubeClient
-from routectl.probes import ProbeServer
-from routectl.serving import AuthSettings, DelegatedAuth, tls_context
+from routectl.observe.probes import ProbeServer
+from routectl.observe.serving import AuthSettings, DelegatedAuth, tls_context
 from tests.integration.conftest import Cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.looptime]

@@ -24,12 +24,12 @@ import pytest
 
 from routectl.errors import KubeError, ProviderError, ProviderTerminalError
 from routectl.kube import KubeClient
-from routectl.metrics import Metrics
 from routectl.model import Route
-from routectl.probes import ProbeServer
+from routectl.observe.metrics import Metrics
+from routectl.observe.probes import ProbeServer
+from routectl.process.wiring import Sources, build_service, load_provider
 from routectl.testing import FakeCloud
 from routectl.testing.cloud import Fault
-from routectl.wiring import Sources, build_service, load_provider
 from routectl_sim.apiserver import FakeApiServer
 from tests.integration.conftest import Cluster, Running, eventually, node_object, settings
 

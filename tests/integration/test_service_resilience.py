@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from routectl.ccm import WATCH_GATE
+from routectl.config.ccm import WATCH_GATE
 from routectl.testing import FakeCloud
 from routectl_sim.apiserver import FakeApiServer
 from tests.integration.conftest import Cluster, eventually, node_object

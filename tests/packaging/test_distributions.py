@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from routectl.cli import COMMANDS_GROUP, main
+from routectl.cli.main import COMMANDS_GROUP, main
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,9 +8,9 @@ import itertools
 from hypothesis import given, settings, strategies as st
 
 from routectl.cidr import canonical
-from routectl.claims import ClaimIndex, overlaps
 from routectl.model import NodeView
-from routectl.reconcile import plan
+from routectl.plan.cidr_index import ClaimIndex, overlaps
+from routectl.plan.reconcile import plan
 
 PREFIXES = st.integers(min_value=20, max_value=26)
 v4 = st.builds(

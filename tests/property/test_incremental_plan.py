@@ -8,10 +8,10 @@ from ipaddress import ip_network
 from hypothesis import given, settings, strategies as st
 
 from routectl.cidr import canonical
-from routectl.claims import ClaimIndex
 from routectl.model import NodeAddress, NodeView, Route
-from routectl.reconcile import plan
-from routectl.scope import RouteIndex, scope
+from routectl.plan.cidr_index import ClaimIndex
+from routectl.plan.reconcile import plan
+from routectl.plan.scope import RouteIndex, scope
 from tests.property.test_plan_properties import apply
 
 CLUSTER = (ip_network("10.244.0.0/16"), ip_network("fd00:10:244::/56"))

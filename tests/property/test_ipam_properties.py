@@ -2,7 +2,7 @@
 the process restarts or leadership changes (a rebuild from the API), pools change.
 
 A small model of the API (Nodes, claim Leases, routes) drives the pure allocator the way
-:mod:`routectl.allocation` does. After every step: no two live Nodes hold overlapping
+:mod:`routectl.ipam.edge.step` does. After every step: no two live Nodes hold overlapping
 pod CIDRs, every pod CIDR lies in an active or draining pool and outside the exclusions,
 and no block is handed out while a route to it exists or sooner than the reuse delay after
 its route went.
@@ -17,8 +17,8 @@ from ipaddress import ip_network
 from hypothesis import given, settings, strategies as st
 
 from routectl.cidr import network_or_none
-from routectl.ipam import Allocator, Claim, Pools, claim_name, rebuild
-from routectl.ipam.state import NODE
+from routectl.ipam.core import Allocator, Claim, Pools, claim_name, rebuild
+from routectl.ipam.core.state import NODE
 from routectl.model import NodeView
 
 POOL = ip_network("10.0.0.0/27")

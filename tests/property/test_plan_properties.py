@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from routectl.cidr import canonical
 from routectl.model import NodeAddress, NodeView, Route
-from routectl.reconcile import is_responsible, plan
+from routectl.plan.reconcile import is_responsible, plan
 
 CLUSTER = (ip_network("10.244.0.0/16"), ip_network("fd00:10:244::/56"))
 CIDRS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from routectl.queue import QueueState
+from routectl.sync.queue import QueueState
 
 TICK = 1e-6  # the queue treats a wait shorter than a clock tick as done (virtual clocks)
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from routectl.cli import main
+from routectl.cli.main import main
 from routectl_sim.chaos import timeline
 from routectl_sim.report import INVARIANTS
 from routectl_sim.runner import CloudModel, Job, Result, run_job

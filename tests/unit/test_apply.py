@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from routectl.apply import apply_batch, apply_routes
+from routectl.cloud.policy import CallPolicy
 from routectl.errors import ProviderError, ProviderTerminalError
 from routectl.model import Route
-from routectl.policy import CallPolicy
-from routectl.reconcile import Plan, RouteCreate
+from routectl.plan.reconcile import Plan, RouteCreate
+from routectl.sync.apply import apply_batch, apply_routes
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from tests.fakes import gated
 

@@ -9,10 +9,10 @@ import math
 
 import pytest
 
-from routectl.budget import Budget
+from routectl.cloud.budget import Budget
 from routectl.errors import WriteFencedError
-from routectl.fence import MARGIN, MIN_WRITE, Fence
-from routectl.metrics import Metrics
+from routectl.kube.fence import MARGIN, MIN_WRITE, Fence
+from routectl.observe.metrics import Metrics
 
 pytestmark = pytest.mark.looptime
 EPOCH = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)

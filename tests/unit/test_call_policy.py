@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from routectl.cloud.policy import UNLIMITED, CallPolicy, call_policy
 from routectl.config import OPTIONS, Settings, parse_cluster_cidrs
-from routectl.metrics import Metrics
-from routectl.policy import UNLIMITED, CallPolicy, call_policy
+from routectl.observe.metrics import Metrics
+from routectl.process.wiring import Sources, gate
 from routectl.testing import FakeCloud, FakeProvider
-from routectl.wiring import Sources, gate
 from tests.fakes import gated
 
 REQUIRED: dict[str, Any] = {

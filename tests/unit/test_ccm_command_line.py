@@ -7,7 +7,11 @@ import logging
 
 import pytest
 
-from routectl.ccm import (
+from routectl.cli.dropin import say_ignored, with_cloud_config
+from routectl.cli.flags import parse_run_flags
+from routectl.cli.main import main
+from routectl.config import IGNORED, OPTIONS
+from routectl.config.ccm import (
     IGNORED_FLAGS,
     WATCH_GATE,
     parse_cloud_config,
@@ -15,11 +19,7 @@ from routectl.ccm import (
     parse_gates,
     runs_routes,
 )
-from routectl.cli import main
-from routectl.config import IGNORED, OPTIONS
-from routectl.dropin import say_ignored, with_cloud_config
 from routectl.errors import ConfigError
-from routectl.flags import parse_run_flags
 
 REQUIRED = ["--cluster-cidr=10.244.0.0/16", "--provider=fake"]
 CCM_ARGS = [

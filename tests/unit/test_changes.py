@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from routectl.changes import INCREMENTAL_MIN, Changes, Dirty
 from routectl.model import NodeView
+from routectl.sync.changes import INCREMENTAL_MIN, Changes, Dirty
 
 
 def node(name: str, *cidrs: str) -> NodeView:

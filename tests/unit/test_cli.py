@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from routectl.cli import build_parser, main, settings_from_args
+from routectl.cli.main import build_parser, main, settings_from_args
 
 REQUIRED = ["--cluster-cidr=10.244.0.0/16", "--provider=fake"]
 

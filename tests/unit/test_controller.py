@@ -10,18 +10,18 @@ from typing import Any
 
 import pytest
 
-from routectl.changes import Changes
+from routectl.cloud.listing import ListingCache
+from routectl.cloud.policy import CallPolicy
 from routectl.config import Settings
-from routectl.controller import Controller
 from routectl.errors import ProviderTerminalError, SyncFailedError
-from routectl.informer import NodeStore
-from routectl.listing import ListingCache
-from routectl.metrics import Metrics
+from routectl.kube.informer import NodeStore
+from routectl.kube.node_status import NodeStatus
 from routectl.model import NodeView, Route
-from routectl.policy import CallPolicy
+from routectl.observe.metrics import Metrics
 from routectl.provider import RouteProvider
-from routectl.queue import Batch
-from routectl.status import NodeStatus
+from routectl.sync.changes import Changes
+from routectl.sync.controller import Controller
+from routectl.sync.queue import Batch
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from tests.fakes import RecordingKube, gated
 

@@ -7,9 +7,9 @@ import dataclasses
 
 import pytest
 
+from routectl.cli.flags import add_commands, new_parser, parse_run_flags
 from routectl.config import OPTIONS, Settings
-from routectl.flags import add_commands, new_parser, parse_run_flags
-from routectl.option import PLAN, RUN
+from routectl.config.option import PLAN, RUN
 
 REQUIRED = ["--cluster-cidr=10.244.0.0/16", "--provider=fake"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from routectl.guard import MASS_DELETE_MIN, guard
 from routectl.model import Route
-from routectl.reconcile import Plan, RouteCreate
+from routectl.plan.guard import MASS_DELETE_MIN, guard
+from routectl.plan.reconcile import Plan, RouteCreate
 
 
 def routes(n: int) -> tuple[Route, ...]:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from routectl.errors import KubeError
-from routectl.informer import Informer, NodeStore
 from routectl.kube import NodeListing
+from routectl.kube.informer import Informer, NodeStore
 
 pytestmark = pytest.mark.looptime
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from routectl.cidr import parse_cidr as net
+from routectl.cli.flags import parse_run_flags
 from routectl.config import Settings
 from routectl.errors import ConfigError
-from routectl.flags import parse_run_flags
-from routectl.ipam import Allocator, Pools
-from routectl.ipam.objects import node_patch
+from routectl.ipam.core import Allocator, Pools
+from routectl.ipam.core.objects import node_patch
 from routectl.model import NodeView
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ipaddress import ip_network as net
 
-from routectl.ipam import Allocator, Pools
-from routectl.ipam.space import AddressSpace
+from routectl.ipam.core import Allocator, Pools
+from routectl.ipam.core.space import AddressSpace
 from routectl.model import NodeView
 
 

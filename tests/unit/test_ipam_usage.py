@@ -4,8 +4,8 @@ so churn alone never raises "add a pool"; blocks inside the delay are."""
 from __future__ import annotations
 
 from routectl.cidr import parse_cidr as net
-from routectl.ipam import Allocator, Levels, Pools, usage
-from routectl.ipam.usage import PoolUsage
+from routectl.ipam.core import Allocator, Levels, Pools, usage
+from routectl.ipam.core.usage import PoolUsage
 from routectl.model import NodeView
 
 DELAY = 60.0

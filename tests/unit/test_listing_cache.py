@@ -7,9 +7,9 @@ from ipaddress import ip_network
 
 import pytest
 
-from routectl.listing import ListingCache
+from routectl.cloud.listing import ListingCache
 from routectl.model import Route
-from routectl.reconcile import Plan
+from routectl.plan.reconcile import Plan
 from routectl.testing import FakeCloud, FakeProvider
 
 pytestmark = pytest.mark.looptime

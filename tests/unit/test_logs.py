@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from routectl.logctx import SYNC, v
-from routectl.logs import (
+from routectl.observe.logctx import SYNC, v
+from routectl.observe.logs import (
     LIBRARIES,
     REDACTED,
     JsonFormatter,

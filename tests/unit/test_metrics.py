@@ -12,9 +12,9 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from routectl import __version__
-from routectl.budget import Budget
-from routectl.metrics import Metrics
-from routectl.queue import CoalescingQueue
+from routectl.cloud.budget import Budget
+from routectl.observe.metrics import Metrics
+from routectl.sync.queue import CoalescingQueue
 
 pytestmark = pytest.mark.looptime
 

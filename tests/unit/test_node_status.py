@@ -7,10 +7,10 @@ import datetime
 import pytest
 
 from routectl.errors import KubeError, ProviderTerminalError
-from routectl.informer import NodeStore
+from routectl.kube.informer import NodeStore
+from routectl.kube.node_status import NodeStatus
 from routectl.model import Condition, NodeView, Route
-from routectl.reconcile import CONDITION_ROUTE_CREATED, Plan, Problem, RouteCreate
-from routectl.status import NodeStatus
+from routectl.plan.reconcile import CONDITION_ROUTE_CREATED, Plan, Problem, RouteCreate
 from tests.fakes import RecordingKube
 
 NOW = datetime.datetime(2026, 12, 1, 12, 0, 0, tzinfo=datetime.UTC)

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from routectl.config import OPTIONS, Settings, parse_cluster_cidrs
+from routectl.config.option import PLAN, RUN, Option, option, options_of, settings_dataclass
+from routectl.config.syntax import format_duration, parse_duration
 from routectl.errors import ConfigError
-from routectl.option import PLAN, RUN, Option, option, options_of, settings_dataclass
-from routectl.syntax import format_duration, parse_duration
 
 REQUIRED: dict[str, Any] = {
     "cluster_cidrs": parse_cluster_cidrs("10.244.0.0/16"),

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from routectl.queue import CoalescingQueue
+from routectl.sync.queue import CoalescingQueue
 
 pytestmark = pytest.mark.looptime
 

@@ -7,7 +7,7 @@ from ipaddress import ip_network
 import pytest
 
 from routectl.model import Condition, NodeAddress, NodeView, Route
-from routectl.reconcile import (
+from routectl.plan.reconcile import (
     CONDITION_NO_ROUTE_CREATED,
     CONDITION_ROUTE_CREATED,
     desired_condition,

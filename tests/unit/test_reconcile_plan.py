@@ -7,7 +7,7 @@ from ipaddress import ip_network
 import pytest
 
 from routectl.model import NodeAddress, NodeView, Route
-from routectl.reconcile import Plan, plan
+from routectl.plan.reconcile import Plan, plan
 
 V4 = (ip_network("10.244.0.0/16"),)
 DUAL = (ip_network("10.244.0.0/16"), ip_network("fd00:10:244::/56"))

@@ -18,9 +18,9 @@ from routectl.errors import (
     RoutectlError,
     SyncFailedError,
 )
-from routectl.metrics import Metrics
-from routectl.queue import Batch, CoalescingQueue
-from routectl.worker import UNHEALTHY_AFTER, SyncHealth, run_worker
+from routectl.observe.metrics import Metrics
+from routectl.sync.queue import Batch, CoalescingQueue
+from routectl.sync.worker import UNHEALTHY_AFTER, SyncHealth, run_worker
 
 pytestmark = pytest.mark.looptime
 

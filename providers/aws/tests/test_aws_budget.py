@@ -14,11 +14,11 @@ import asyncio
 
 from routectl_aws.testing import FaultProxy, Vpc
 
-from routectl.flags import parse_run_flags
-from routectl.metrics import Metrics
+from routectl.cli.flags import parse_run_flags
 from routectl.model import Route
+from routectl.observe.metrics import Metrics
+from routectl.process.wiring import Sources, gate, load_provider
 from routectl.testing.contract_budget import over_budget
-from routectl.wiring import Sources, gate, load_provider
 
 
 async def test_ten_creates_stay_within_the_bucket(vpc: Vpc, proxy: FaultProxy) -> None:

@@ -13,11 +13,11 @@ import asyncio
 import pytest
 from routectl_hcloud.testing import FakeHcloud
 
-from routectl.flags import parse_run_flags
-from routectl.metrics import Metrics
+from routectl.cli.flags import parse_run_flags
 from routectl.model import Route
+from routectl.observe.metrics import Metrics
+from routectl.process.wiring import Sources, gate, load_provider
 from routectl.testing.contract_budget import over_budget
-from routectl.wiring import Sources, gate, load_provider
 
 
 @pytest.mark.looptime

@@ -29,10 +29,10 @@ from typing import Any
 
 from routectl_openstack.testing import PASSWORD, FakeOpenStack
 
-from routectl.flags import parse_run_flags
+from routectl.cli.flags import parse_run_flags
 from routectl.kube import KubeClient
-from routectl.metrics import Metrics
-from routectl.wiring import Sources, build_service, load_provider
+from routectl.observe.metrics import Metrics
+from routectl.process.wiring import Sources, build_service, load_provider
 from routectl_sim.apiserver import FakeApiServer
 
 

@@ -8,7 +8,7 @@ import shlex
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from routectl.flags import parse_run_flags
+from routectl.cli.flags import parse_run_flags
 from routectl_sim.profiles import IPAM_SCENARIOS, SCENARIOS, profile_flags
 from routectl_sim.report import (
     by_scenario,

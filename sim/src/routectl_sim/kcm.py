@@ -15,7 +15,7 @@ fake API server, as ``shared/docs/node-ipam.md`` §1.4-1.7 describe it:
   ``CIDRNotAvailable`` and the name is retried with backoff (each retry records it again);
   three failed patches record ``CIDRAssignmentFailed`` and release the block;
 * Events (type Normal, source ``cidrAllocator``, ``Node <name> status is now: <reason>``)
-  go through client-go's correlator, here :class:`~routectl.events.EventRecorder` (a
+  go through client-go's correlator, here :class:`~routectl.kube.events.EventRecorder` (a
   repeat raises ``count`` with a PATCH), in the background as the broadcaster sends them;
 * requests are paced at KCM's ``--kube-api-qps=20 --kube-api-burst=30``.
 
@@ -36,14 +36,14 @@ from typing import Any
 
 from routectl.cidr import Network, network_or_none
 from routectl.errors import KubeError, ResourceVersionGoneError
-from routectl.events import EventRecorder
-from routectl.ipam.objects import (
+from routectl.ipam.core.objects import (
     CIDR_ASSIGNMENT_FAILED,
     CIDR_NOT_AVAILABLE,
     node_patch,
     status_message,
 )
 from routectl.kube import KubeClient, Pacing, node_event, parse_node
+from routectl.kube.events import EventRecorder
 from routectl_sim.cidrset import CidrOutOfRangeError, CidrSet, CidrSetFullError
 from routectl_sim.workqueue import ControllerRateLimiter, WorkQueue
 

@@ -35,7 +35,7 @@ from typing import Any
 from routectl.cidr import canonical
 from routectl.kube import parse_node
 from routectl.model import NodeAddress, Route
-from routectl.reconcile import is_responsible
+from routectl.plan.reconcile import is_responsible
 from routectl.testing import RouteChange
 
 COMPONENT: contextvars.ContextVar[str] = contextvars.ContextVar("component", default="simulator")

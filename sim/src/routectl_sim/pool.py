@@ -1,6 +1,6 @@
 """The controller replicas of one simulation: started, killed, restarted, and watched.
 
-Each replica is routectl's real :class:`~routectl.service.Service` with its own API client
+Each replica is routectl's real :class:`~routectl.process.service.Service` with its own API client
 and its own gate to the cloud, started in the ``"controller"`` context so its CPU is
 metered apart. Every cloud write passes :class:`_Fenced`, which counts a write sent by a
 replica the Lease in the API server does not name as its holder at that moment: the "two
@@ -18,12 +18,12 @@ from collections.abc import Collection, Sequence
 
 from routectl.config import Settings
 from routectl.kube import KubeClient
-from routectl.metrics import Metrics
 from routectl.model import Route
+from routectl.observe.metrics import Metrics
+from routectl.process.service import EXIT_LOST_LEADERSHIP, EXIT_OK, Service
+from routectl.process.wiring import Sources, build_service
 from routectl.provider import BatchResult
-from routectl.service import EXIT_LOST_LEADERSHIP, EXIT_OK, Service
 from routectl.testing import FakeCloud, FakeProvider
-from routectl.wiring import Sources, build_service
 from routectl_sim.apiserver import FakeApiServer
 from routectl_sim.measure import COMPONENT
 

@@ -27,8 +27,8 @@ In those scenarios every profile's ``--cluster-cidr`` is the scenario's pool
 
 from __future__ import annotations
 
+from routectl.cli.flags import parse_run_flags
 from routectl.config import Settings
-from routectl.flags import parse_run_flags
 
 CLUSTER_CIDR = "10.0.0.0/8"
 SCENARIOS = (

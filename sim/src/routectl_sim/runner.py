@@ -2,7 +2,7 @@
 
 Each job gets a fresh process (so CPU and memory are its own), a fresh fake API server,
 a fresh simulated cloud and the same seeded workload; the controller is routectl's real
-:class:`~routectl.service.Service`, configured from the profile's flags, talking HTTP.
+:class:`~routectl.process.service.Service`, configured from the profile's flags, talking HTTP.
 A profile's companions (KCM's allocator in ``kcm+…``) run beside it in the same loop,
 talking HTTP to the same server; their CPU is not the controller's.
 """
@@ -26,9 +26,9 @@ from typing import Any, cast
 import looptime
 
 from routectl.cidr import canonical
+from routectl.cli.flags import parse_run_flags
 from routectl.config import Settings
-from routectl.flags import parse_run_flags
-from routectl.reconcile import is_responsible
+from routectl.plan.reconcile import is_responsible
 from routectl.testing import CloudSettings, FakeCloud
 from routectl_sim.apiserver import FakeApiServer
 from routectl_sim.chaos import run_chaos

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from routectl.kube import KubeClient
-from routectl.metrics import Metrics
+from routectl.observe.metrics import Metrics
+from routectl.process.wiring import Sources, build_service
 from routectl.testing import FakeCloud, FakeProvider
-from routectl.wiring import Sources, build_service
 from routectl_sim.apiserver import FakeApiServer
 from routectl_sim.measure import COMPONENT, MeteredLoop, Recorder, rss_bytes
 from routectl_sim.profiles import profile_settings

@@ -1,7 +1,7 @@
 """The EC2 boundary: one lazily opened aiobotocore client, and every EC2 call made through it.
 
 Promises: each call is made exactly once (botocore's own retries are off, because routectl's
-``RateLimitedProvider`` owns pacing and retries); every HTTP request the client sends (each
+``CloudGate`` owns pacing and retries); every HTTP request the client sends (each
 page of a listing included) first spends the request budget the provider was handed, in an
 asynchronous ``before-send`` event hook of the client; every botocore exception leaves as a routectl
 error from :mod:`routectl_aws.errors` with the original chained as ``__cause__`` (read it back
@@ -97,7 +97,7 @@ class Ec2:
             if self._ec2 is None:
                 stack = contextlib.AsyncExitStack()
                 config = AioConfig(
-                    # routectl's RateLimitedProvider retries; botocore must not retry as well.
+                    # routectl's CloudGate retries; botocore must not retry as well.
                     retries={"mode": "standard", "total_max_attempts": 1},
                     connect_timeout=10,
                     read_timeout=30,

@@ -13,7 +13,7 @@ to Nodes, so a fresh instance of the provider (a restart, a failover) lists ever
 the name it was made for. Lookups are cached for ``cache-seconds`` and batched: one listing
 costs one ``DescribeRouteTables`` and at most one ``DescribeInstances``, however many routes
 point at unknown or terminated instances. Calls are made once: botocore's own retries are off,
-because routectl's ``RateLimitedProvider`` owns pacing and retries; every HTTP request spends
+because routectl's ``CloudGate`` owns pacing and retries; every HTTP request spends
 the request budget the factory was handed (``budget``), pages included.
 
 This module owns routectl's provider contract (list, create, delete, close; replace as the

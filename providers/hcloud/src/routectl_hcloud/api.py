@@ -15,7 +15,7 @@ boundary (``raise X(...) from ApiError``). The mapping (``code`` is the API's er
 
 The token is read per request (so a rotated Secret is picked up) and never appears in a
 message or a log line. Every request (each page, each poll of an action) first spends the
-request budget the provider was handed. No retries here: routectl's ``RateLimitedProvider``
+request budget the provider was handed. No retries here: routectl's ``CloudGate``
 owns them.
 """
 

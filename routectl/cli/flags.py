@@ -1,0 +1,118 @@
+"""The flags of ``routectl run`` and ``routectl plan``, built from the settings table.
+
+Every flag is an option of :class:`~routectl.config.Settings` (:data:`~routectl.config.OPTIONS`):
+its name, syntax, help, default and check are declared there, once. This module only turns
+the table into argparse arguments and parsed arguments back into Settings; the one flag it
+names itself is ``plan --output``, which is not a setting.
+
+Promises:
+
+* flag names and syntax follow the cloud-controller-manager (``--flag=false``, durations
+  such as ``1m30s``), and ``--help`` shows every flag's default, in Go syntax;
+* a bad flag or value exits 2 with one line that names it;
+* this is the edge that reads the environment: an option naming a variable (the Lease's
+  namespace, ``POD_NAMESPACE``) takes its default from it when it is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn
+
+from routectl.config import OPTIONS, Settings
+from routectl.config.option import PLAN, RUN, Option, RepeatedSyntax, Syntax
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def new_parser(**kwargs: Any) -> argparse.ArgumentParser:
+    """An ArgumentParser whose errors are one line and exit code 2."""
+    return _Parser(**kwargs)
+
+
+def add_commands(commands: Any, *, environ: Mapping[str, str] | None = None) -> None:
+    """Add ``run`` and ``plan`` to a subparsers object (``environ``: default os.environ)."""
+    environ = os.environ if environ is None else environ
+    run = commands.add_parser("run", help="run the route controller")
+    _add_options(run, RUN, environ)
+    plan = commands.add_parser("plan", help="print what a sync would change, change nothing")
+    _add_options(plan, PLAN, environ)
+    plan.add_argument("--output", "-o", choices=["table", "json"], default="table")
+
+
+def parse_run_flags(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> Settings:
+    """Parse ``routectl run`` flags (without the command) into Settings."""
+    parser = new_parser(prog="routectl")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    add_commands(commands, environ=environ)
+    return settings_from_args(parser.parse_args(["run", *argv]))
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Validate parsed flags into :class:`Settings`; raises ConfigError naming the flag.
+
+    A flag not given is left out, so its default is the one Settings declares.
+    """
+    given: dict[str, Any] = {}
+    for option in OPTIONS:
+        raw = getattr(args, option.name, None)
+        if raw is not None:
+            given[option.name] = option.read(raw) if option.late else raw
+    return Settings(**given)
+
+
+def _add_options(parser: argparse.ArgumentParser, command: str, environ: Mapping[str, str]) -> None:
+    groups: dict[str | None, Any] = {}
+    for option in OPTIONS:
+        if option.flag is None or command not in option.commands:
+            continue
+        if option.group not in groups:
+            groups[option.group] = parser.add_argument_group(option.group)
+        short = tuple(a for a in option.aliases if not a.startswith("--"))
+        long = tuple(a for a in option.aliases if a.startswith("--"))
+        names = (*short, option.flag, *long)  # usage shows routectl's spelling
+        groups[option.group].add_argument(*names, dest=option.name, **_argument(option, environ))
+
+
+def _argument(option: Option[Any], environ: Mapping[str, str]) -> dict[str, Any]:
+    """argparse's keywords for ``option``: None stands for "not given" (Settings' default)."""
+    spec: dict[str, Any] = {
+        "help": option.help_text().replace("%", "%%"),
+        "default": (environ.get(option.env) or None) if option.env else None,
+        "required": option.required,
+        "metavar": option.metavar,
+    }
+    syntax = option.syntax
+    if isinstance(syntax, RepeatedSyntax):
+        return spec | {"action": "append"}
+    if option.check is not None and option.check.choices:
+        spec |= {"choices": option.check.choices, "metavar": None}
+    if syntax.bare is not None:
+        spec |= {"nargs": "?", "const": syntax.bare}
+    if not syntax.late and syntax.parse is not str:  # plain text needs no conversion
+        spec["type"] = _converter(syntax)
+    return spec
+
+
+def _converter(syntax: Syntax[Any]) -> Callable[[str], Any]:
+    """argparse's ``type``: a text of the wrong shape is its one-line ``argument --flag: ...``."""
+
+    def convert(text: str) -> Any:
+        try:
+            return syntax.parse(text.removeprefix("="))  # ``-v=3`` arrives as ``=3``
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = syntax.metavar.lower()
+    return convert

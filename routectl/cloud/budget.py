@@ -1,0 +1,168 @@
+"""The request budget: one token bucket that every cloud request passes, and the pause.
+
+* :class:`Budget` holds the bucket: ``burst`` tokens refilled at ``qps`` per second
+  (aiolimiter), starting drained, so a replica that just took over adds no burst on top of
+  the calls its predecessor still has counted against the cloud's budget. Over any window
+  of W seconds, the requests it lets through number at most ``burst + qps * W``.
+* Plugins receive it from their factory (the ``budget`` keyword, see
+  :class:`routectl.provider.RequestBudget`) and :meth:`Budget.spend` before *every* HTTP
+  request they make: pages, polls and look-ups included. The gate then takes no token of
+  its own. A plugin whose factory takes no budget is paced per call by the gate instead.
+* :meth:`Budget.pause` holds every request back when a cloud asks for it (retry-after), up
+  to ``max_pause``: a hint of an hour, or a date years ahead, never stalls routectl for
+  longer. A pause is said at WARNING (what the cloud asked, what routectl does) and shown
+  by the observer as the Unix time until which calls are paused.
+
+Time is the running loop's clock (waits fast-forward in tests); the wall clock, injected,
+only turns a pause into a Unix time for the gauge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import datetime
+import logging
+import math
+from collections.abc import Callable
+from typing import Protocol
+
+import aiolimiter
+
+from routectl.config.syntax import format_duration
+
+logger = logging.getLogger("routectl.cloud")
+
+_TICK = 1e-6
+"""Waits shorter than this may end without the (virtual or coarse) clock moving."""
+_NEWS = 1.0
+"""A pause that extends the current one by less than this is not worth a log line."""
+
+
+class BudgetObserver(Protocol):
+    """Receives the budget's records (for metrics); must not block."""
+
+    def token_wait(self, *, seconds: float) -> None: ...
+
+    def waiting(self, *, delta: int) -> None: ...
+
+    def request(self, *, operation: str) -> None: ...
+
+    def paused_until(self, *, unix_time: float) -> None: ...
+
+
+class _Ignore:
+    def token_wait(self, *, seconds: float) -> None:
+        """Ignore the record."""
+
+    def waiting(self, *, delta: int) -> None:
+        """Ignore the record."""
+
+    def request(self, *, operation: str) -> None:
+        """Ignore the record."""
+
+    def paused_until(self, *, unix_time: float) -> None:
+        """Ignore the record."""
+
+
+IGNORE: BudgetObserver = _Ignore()
+
+
+class Budget:
+    """The token bucket and the pause every cloud request passes."""
+
+    def __init__(
+        self,
+        *,
+        qps: float,
+        burst: int,
+        max_pause: float,
+        wall_clock: Callable[[], datetime.datetime],
+        observer: BudgetObserver = IGNORE,
+    ) -> None:
+        if not (qps > 0 and burst >= 1 and max_pause >= 0):
+            raise ValueError("a budget needs qps > 0, burst >= 1 and max_pause >= 0")
+        self.qps, self.burst, self.max_pause = qps, burst, max_pause
+        self._wall_clock = wall_clock
+        self._observer = observer
+        self._bucket: _Bucket | None = None
+        self._paused_until = 0.0
+        self.requests: collections.Counter[str] = collections.Counter()
+        """Requests let through, by operation."""
+        self.token_wait_seconds = 0.0
+
+    async def spend(self, operation: str = "request") -> None:
+        """Wait out any pause, then for a token; count one request of ``operation``."""
+        loop = asyncio.get_running_loop()
+        if self._bucket is None:  # created on first use: aiolimiter binds to the loop
+            self._bucket = _Bucket(self.burst, self.burst / self.qps)
+            self._bucket.drain(now=loop.time())
+        # A pause may be extended while we wait: check again after each sleep.
+        while (pause := self._paused_until - loop.time()) > _TICK:  # noqa: ASYNC110
+            await asyncio.sleep(pause)
+        waited_from = loop.time()
+        self._observer.waiting(delta=1)  # a request starts (+1) and stops (-1) waiting
+        try:
+            await self._bucket.acquire()
+        finally:
+            self._observer.waiting(delta=-1)
+        waited = loop.time() - waited_from
+        self.token_wait_seconds += waited
+        self._observer.token_wait(seconds=waited)
+        self.requests[operation] += 1
+        self._observer.request(operation=operation)
+
+    def pause(self, asked: float | None, *, what: str) -> float:
+        """Hold every request back for ``asked`` seconds, capped; return the pause granted.
+
+        A hint that is missing, negative or not a number pauses nothing; one longer than
+        ``max_pause`` is cut to it, and both are said in one WARNING.
+        """
+        if asked is None or math.isnan(asked) or asked <= 0:
+            return 0.0
+        granted = min(asked, self.max_pause)
+        now = asyncio.get_running_loop().time()
+        until = now + granted
+        if until > self._paused_until + _NEWS:
+            capped = " (--cloud-retry-after-cap)" if granted < asked else ""
+            logger.warning(
+                "The cloud asked routectl to wait %s before its next call (%s); holding every "
+                "cloud call back for %s%s",
+                _duration(asked),
+                what,
+                format_duration(granted),
+                capped,
+                extra={"retry_after": asked, "paused_for": granted},
+            )
+        if until > self._paused_until:
+            self._paused_until = until
+            unix = self._wall_clock().timestamp() + granted
+            self._observer.paused_until(unix_time=unix)
+        return granted
+
+    def paused_for(self) -> float:
+        """Seconds until requests may go out again (0: not paused)."""
+        return max(0.0, self._paused_until - asyncio.get_running_loop().time())
+
+
+def _duration(seconds: float) -> str:
+    return "forever" if math.isinf(seconds) else format_duration(seconds)
+
+
+class _Bucket(aiolimiter.AsyncLimiter):
+    """aiolimiter's bucket, with its level rounded to a nanotoken after each leak.
+
+    Without this, a float residue (a level of 9.000000000000002 in a bucket of 10) makes the
+    next waiter need a few femto-seconds: on a clock that does not move between two checks
+    (a coarse clock, or the virtual clock of tests and ``routectl simulate``) aiolimiter
+    then re-arms its timer for "now" forever.
+    """
+
+    def _leak(self) -> None:
+        super()._leak()
+        self._level = round(self._level, 9)
+
+    def drain(self, *, now: float) -> None:
+        """Start full, as if ``burst`` calls had just been made: tokens accrue from ``now``."""
+        self._level = float(self.max_rate)
+        self._last_check = now

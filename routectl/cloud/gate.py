@@ -1,0 +1,296 @@
+"""The one gate every cloud call passes: budget, fence, concurrency, timeout, retries, and
+the boundary where a plugin's surprises become errors of routectl's tree.
+
+:class:`CloudGate` wraps a provider. Every call takes one concurrency slot and a
+per-attempt timeout, and is retried by one layer (tenacity: exponential backoff with
+jitter, capped attempts, terminal errors never retried). Requests are paced by the
+:class:`~routectl.cloud.budget.Budget`: per request inside the plugin when its factory took the
+budget, else one token per attempt here. Promises:
+
+* no write (create, delete, batch) starts unless the :class:`~routectl.kube.fence.Fence` admits
+  it, and its timeout never outlives the lease;
+* a cloud's retry-after pauses every request, capped (``--cloud-retry-after-cap``); a pause
+  longer than the per-call backoff cap fails the call at once, so the sync fails visibly and
+  the worker retries it when the pause is over, instead of the call hanging silently;
+* anything a plugin raises that is not a :class:`~routectl.errors.ProviderError` (a
+  ``KeyError`` on a malformed answer, a reset connection) becomes a transient
+  ``ProviderError``, logged with its traceback the first time: never a crash;
+* "already exists" on create and "not found" on delete count as success;
+* a listed entry that is not a well-typed Route (a destination that is null or a number, a
+  target that is not a string) is left out of the listing, so it is never changed, with a
+  WARNING once per entry and ``routectl_input_problems_total{reason="MalformedRoute"}``.
+
+How it paces and retries is a :class:`~routectl.cloud.policy.CallPolicy`
+(:func:`~routectl.cloud.policy.call_policy` derives it from the settings).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import random
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
+from typing import TypeVar, cast
+
+import tenacity
+
+from routectl.cloud.budget import Budget
+from routectl.cloud.policy import NO_OBSERVER, CallObserver, CallPolicy, CallStatistics
+from routectl.errors import (
+    CloudPausedError,
+    CloudWriteFencedError,
+    ProviderError,
+    ProviderTerminalError,
+    ProviderThrottledError,
+    ProviderTimeoutError,
+    RouteAlreadyExistsError,
+    RouteNotFoundError,
+)
+from routectl.kube.fence import Fence
+from routectl.model import Route, malformed
+from routectl.plan.problems import MALFORMED_ROUTE
+from routectl.provider import BatchResult, RouteProvider, batch_capable, replace_capable
+from routectl.ratelimit import backoff_delay
+
+T = TypeVar("T")
+WRITES = frozenset({"create", "delete", "batch", "replace"})
+MAX_TOLD = 1000
+"""Distinct malformed routes logged (each once); past it they are only counted."""
+_SUCCESSES = frozenset({("create", "already_exists"), ("delete", "not_found")})
+logger = logging.getLogger("routectl.cloud")
+
+
+class CloudGate:
+    """A :class:`RouteProvider` that paces, fences, bounds, times out and retries another."""
+
+    def __init__(
+        self,
+        inner: RouteProvider,
+        *,
+        policy: CallPolicy,
+        rng: random.Random,
+        budget: Budget,
+        fence: Fence,
+        plugin_paces: bool = False,
+        observer: CallObserver = NO_OBSERVER,
+    ) -> None:
+        if policy.concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
+        self.inner = inner
+        self.policy = policy
+        self.budget = budget
+        self.fence = fence
+        self.plugin_paces = plugin_paces
+        """True when the plugin spends the budget on each of its requests itself."""
+        self._observer = observer
+        self._rng = rng
+        self._slots: asyncio.Semaphore | None = None
+        self._attempts: collections.Counter[tuple[str, str]] = collections.Counter()
+        self._surprises: set[tuple[str, str]] = set()
+        self._malformed: set[str] = set()
+
+    def statistics(self) -> CallStatistics:
+        """A snapshot of the attempt counters and the total time spent waiting for tokens."""
+        return CallStatistics(
+            attempts=dict(self._attempts), token_wait_seconds=self.budget.token_wait_seconds
+        )
+
+    async def list_routes(self) -> Collection[Route]:
+        """List through the gate; a listed entry of the wrong shape is left out (so never
+        changed), told once; an answer that is not a collection is a transient error."""
+
+        async def listing() -> tuple[Route, ...]:
+            return self._well_formed(await self.inner.list_routes())
+
+        return await self._call("list", listing)
+
+    def _well_formed(self, listed: Iterable[object]) -> tuple[Route, ...]:
+        kept: list[Route] = []
+        for entry in listed:
+            why = malformed(entry)
+            if why is None:
+                kept.append(cast(Route, entry))
+                continue
+            self._observer.malformed_route()
+            told = f"{entry!r:.300}"
+            if told not in self._malformed and len(self._malformed) < MAX_TOLD:
+                self._malformed.add(told)
+                logger.warning(
+                    "%s: the provider listed a route routectl cannot use (%s); it is left "
+                    "out and never changed: %s",
+                    MALFORMED_ROUTE,
+                    why,
+                    told,
+                )
+        return tuple(kept)
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """Create through the gate; a route that already exists is success."""
+
+        async def create() -> None:
+            await self.inner.create_route(route, name_hint=name_hint)
+
+        await self._call("create", create)
+
+    async def delete_route(self, route: Route) -> None:
+        """Delete through the gate; a route that is already gone is success."""
+
+        async def delete() -> None:
+            await self.inner.delete_route(route)
+
+        await self._call("delete", delete)
+
+    @property
+    def supports_batch(self) -> bool:
+        """Whether the wrapped provider writes whole batches (see BatchRouteProvider)."""
+        return batch_capable(self.inner)
+
+    async def apply_routes(
+        self, *, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
+    ) -> BatchResult:
+        """One batched write through the gate, retried as a whole."""
+        inner = self.inner
+        if not batch_capable(inner):
+            raise TypeError("the wrapped provider does not write batches")
+
+        async def batch() -> BatchResult:
+            return await inner.apply_routes(deletes=deletes, creates=creates)
+
+        return await self._call("batch", batch)
+
+    @property
+    def supports_replace(self) -> bool:
+        """Whether the wrapped provider replaces routes in one call (ReplaceRouteProvider)."""
+        return replace_capable(self.inner)
+
+    async def replace_route(self, old: Route, new: Route, *, name_hint: str) -> None:
+        """One replace through the gate (a write: fenced, paced, retried)."""
+        inner = self.inner
+        if not replace_capable(inner):
+            raise TypeError("the wrapped provider does not replace routes")
+
+        async def replace() -> None:
+            await inner.replace_route(old, new, name_hint=name_hint)
+
+        await self._call("replace", replace)
+
+    async def aclose(self) -> None:
+        """Close the wrapped provider."""
+        await self.inner.aclose()
+
+    async def _call(self, operation: str, fn: Callable[[], Awaitable[T]]) -> T:
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(self.policy.max_attempts),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception(self._retryable),
+            sleep=asyncio.sleep,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await self._attempt(operation, fn)
+        raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+
+    async def _attempt(self, operation: str, fn: Callable[[], Awaitable[T]]) -> T:
+        if self._slots is None:  # created on first use: a semaphore binds to the loop
+            self._slots = asyncio.Semaphore(self.policy.concurrency)
+        async with self._slots:
+            if not self.plugin_paces:
+                await self.budget.spend(operation)
+            clock = asyncio.get_running_loop().time
+            started, outcome = clock(), "ok"
+            try:
+                return await self._run(operation, fn)
+            except ProviderError as exc:
+                outcome = _outcome(exc)
+                if (operation, outcome) in _SUCCESSES:
+                    return cast("T", None)
+                raise
+            finally:
+                self._attempts[(operation, outcome)] += 1
+                self._observer.attempt(
+                    operation=operation, result=outcome, seconds=clock() - started
+                )
+
+    async def _run(self, operation: str, fn: Callable[[], Awaitable[T]]) -> T:
+        """One attempt: fenced and timed out; every failure leaves as a ProviderError."""
+        timeout = self.policy.timeout
+        if operation in WRITES:
+            timeout = self.fence.admit(timeout=timeout, what=operation, error=CloudWriteFencedError)
+        try:
+            async with asyncio.timeout(timeout):
+                return await fn()
+        except TimeoutError:
+            raise ProviderTimeoutError(f"{operation} did not answer within {timeout:g}s") from None
+        except ProviderThrottledError as exc:
+            asked = exc.retry_after
+            granted = self.budget.pause(asked, what=f"{operation}: {exc}")
+            if asked is not None and asked > self.policy.backoff_cap:
+                raise CloudPausedError(
+                    f"{exc} (the cloud asked to wait {asked:g}s; calls wait {granted:g}s)",
+                    retry_after=granted,
+                ) from exc
+            raise
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self._surprise(operation, exc) from exc
+
+    def _surprise(self, operation: str, exc: Exception) -> ProviderError:
+        """A plugin raised outside the tree: log it (traceback once), make it transient."""
+        what = f"{type(exc).__name__}: {exc}"
+        key = (operation, type(exc).__name__)
+        if key not in self._surprises:
+            self._surprises.add(key)
+            logger.error(
+                "The provider failed unexpectedly in %s (%s); treating it as a transient "
+                "error and retrying",
+                operation,
+                what,
+                exc_info=exc,
+            )
+        else:
+            logger.warning("The provider failed unexpectedly in %s again: %s", operation, what)
+        return ProviderError(f"{operation}: unexpected failure in the provider: {what}")
+
+    def _retryable(self, exc: BaseException) -> bool:
+        """Transient errors are retried in the call; a long pause fails it at once."""
+        return isinstance(exc, ProviderError) and not isinstance(
+            exc,
+            ProviderTerminalError
+            | RouteAlreadyExistsError
+            | RouteNotFoundError
+            | CloudWriteFencedError
+            | CloudPausedError,
+        )
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        """Exponential backoff with jitter, never shorter than a cloud's ``retry_after``."""
+        delay = backoff_delay(
+            failures=state.attempt_number,
+            base=self.policy.backoff_base,
+            cap=self.policy.backoff_cap,
+        ) * self._rng.uniform(0.5, 1.0)
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, ProviderThrottledError) and exc.retry_after:
+            delay = max(delay, exc.retry_after)
+        return delay
+
+
+def _outcome(exc: ProviderError) -> str:
+    """The ``result`` label of an attempt that raised ``exc``."""
+    match exc:
+        case ProviderTimeoutError():
+            return "timeout"
+        case RouteAlreadyExistsError():
+            return "already_exists"
+        case RouteNotFoundError():
+            return "not_found"
+        case ProviderThrottledError():
+            return "throttled"
+        case ProviderTerminalError():
+            return "terminal"
+        case CloudWriteFencedError():
+            return "fenced"
+    return "error"

@@ -1,0 +1,104 @@
+"""The cloud's routes as last listed, kept current with routectl's own writes.
+
+* :meth:`ListingCache.get` lists afresh when asked to, when nothing was listed yet, or with
+  ``max_age`` 0 (upstream's behaviour); otherwise it hands out the cached routes, so a burst
+  of syncs costs one ListRoutes, even when they are older than ``max_age`` (then marked
+  ``stale``): correctness does not hang on the listing's age, since a create that finds its
+  route there already succeeds, and the caller lists again behind its writes.
+* :meth:`ListingCache.remember` applies a sync's successful deletes and creates to the
+  cache. A route routectl created is *synthetic* until the cloud lists it: the cloud's
+  name for it is unknown, so a plan that wants to delete one lists afresh first
+  (:meth:`ListingCache.must_relist`).
+* ``owned`` counts the cached routes inside the cluster CIDRs (what the mass-delete guard
+  compares with), kept current the same way.
+* :class:`~routectl.plan.scope.RouteIndex` finds a change's routes without scanning them all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+
+from routectl.cidr import Network
+from routectl.model import Route
+from routectl.plan.reconcile import Plan, is_responsible
+from routectl.plan.scope import RouteIndex
+from routectl.provider import RouteProvider
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Listing:
+    """Routes to plan against: ``fresh`` when just listed, ``stale`` when older than the
+    maximum age (used anyway: a fresh listing is due behind the sync's writes)."""
+
+    routes: Sequence[Route]
+    index: RouteIndex
+    fresh: bool
+    stale: bool = False
+
+
+class ListingCache:
+    """One provider's routes, listed at most once per ``max_age`` (0: every time)."""
+
+    def __init__(
+        self,
+        *,
+        provider: RouteProvider,
+        cluster_cidrs: Sequence[Network],
+        max_age: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self._provider = provider
+        self._cluster_cidrs = cluster_cidrs
+        self._max_age = max_age
+        self._clock = clock
+        self._routes: list[Route] | None = None
+        self._index = RouteIndex()
+        self._listed_at = 0.0
+        self._synthetic: set[Route] = set()
+        self.owned = 0
+
+    async def get(self, *, fresh: bool) -> Listing:
+        """The routes: listed now if ``fresh``, if never listed, or if ``max_age`` is 0;
+        otherwise the cached ones, marked ``stale`` when older than ``max_age``."""
+        now = self._clock()
+        if fresh or self._max_age <= 0 or self._routes is None:
+            routes = list(await self._provider.list_routes())
+            self._routes, self._index, self._listed_at = routes, RouteIndex(routes), now
+            self._synthetic.clear()
+            self.owned = sum(self._owns(r) for r in routes)
+            return Listing(routes=list(routes), index=self._index, fresh=True)
+        stale = now - self._listed_at > self._max_age
+        return Listing(routes=list(self._routes), index=self._index, fresh=False, stale=stale)
+
+    def invalidate(self) -> None:
+        """Forget the cached routes: the next :meth:`get` lists afresh."""
+        self._routes = None
+
+    def must_relist(self, plan: Plan) -> bool:
+        """True if ``plan`` deletes a route whose cloud name is unknown (we made it)."""
+        return not self._synthetic.isdisjoint(plan.deletes)
+
+    def remember(self, *, deleted: Iterable[Route], created: Iterable[Route]) -> None:
+        """Apply our own successful writes to the cached listing."""
+        if self._routes is None:
+            return
+        gone = {id(route) for route in deleted}
+        if gone:
+            kept = [r for r in self._routes if id(r) not in gone]
+            for route in self._routes:
+                if id(route) in gone:
+                    self._index.remove(route)
+                    self.owned -= self._owns(route)
+            self._routes = kept
+        for made in created:
+            # Marked as carrying node addresses: should a later plan want to replace it,
+            # the sync lists afresh first (it is synthetic), so the cloud's view decides.
+            route = dataclasses.replace(made, enable_node_addresses=True)
+            self._routes.append(route)
+            self._index.add(route)
+            self._synthetic.add(route)
+            self.owned += self._owns(route)
+
+    def _owns(self, route: Route) -> bool:
+        return is_responsible(route.destination_cidr, self._cluster_cidrs)

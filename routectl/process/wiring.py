@@ -1,0 +1,234 @@
+"""The one place a routectl service is put together.
+
+:func:`build_service` wires a provider, a Kubernetes client and settings into a
+:class:`~routectl.process.service.Service`: the provider behind the rate limiter, the Node store
+and informer feeding the change tracker and the queue, the sync's pieces, the controller,
+the worker's lease. ``routectl run``, the integration tests and the simulator all build
+through it, so what they run is what ships. :class:`Sources` carries the process's
+randomness and wall clock, created once and handed to whatever needs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import logging
+import random
+from collections.abc import Callable
+
+from routectl.cloud.budget import Budget
+from routectl.cloud.gate import CloudGate
+from routectl.cloud.listing import ListingCache
+from routectl.cloud.policy import call_policy
+from routectl.config import Settings
+from routectl.ipam.edge.metrics import IpamMetrics
+from routectl.ipam.edge.step import NodeIpam
+from routectl.kube import KubeClient
+from routectl.kube.events import EventRecorder
+from routectl.kube.fence import Fence
+from routectl.kube.informer import Informer, NodeHandler, NodeStore
+from routectl.kube.node_status import FencedWriter, NodeStatus
+from routectl.model import NodeView
+from routectl.observe.metrics import Metrics
+from routectl.plan.reconcile import needs_sync
+from routectl.process.election import ElectionSettings, LeaderElector
+from routectl.process.service import Service
+from routectl.provider import RouteProvider, batch_capable, load_factory, takes_budget
+from routectl.sync.changes import Changes
+from routectl.sync.controller import Controller
+from routectl.sync.queue import CoalescingQueue
+
+logger = logging.getLogger("routectl")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Sources:
+    """Randomness (jitter) and the wall clock (timestamps the API server stores)."""
+
+    rng: random.Random
+    wall_clock: Callable[[], datetime.datetime]
+
+    @classmethod
+    def system(cls) -> Sources:
+        """The real ones: an unseeded generator and the system's UTC clock."""
+        return cls(
+            rng=random.Random(),  # noqa: S311 -- jitter, not cryptography
+            wall_clock=lambda: datetime.datetime.now(datetime.UTC),
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Plugin:
+    """A provider, and the budget it spends on each of its own requests (if it does)."""
+
+    provider: RouteProvider
+    budget: Budget | None = None
+    """None: the provider took no budget, and the gate paces it once per call."""
+
+
+def new_budget(settings: Settings, *, metrics: Metrics, sources: Sources) -> Budget:
+    """The token bucket and pause every cloud request passes."""
+    policy = call_policy(settings)
+    return Budget(
+        qps=policy.qps,
+        burst=policy.burst,
+        max_pause=settings.cloud_retry_after_cap,
+        wall_clock=sources.wall_clock,
+        observer=metrics,
+    )
+
+
+def load_provider(settings: Settings, *, metrics: Metrics, sources: Sources) -> Plugin:
+    """Load the configured plugin and build it (bad name or options: ConfigError, no I/O).
+
+    A factory that takes ``budget`` gets one and paces each of its requests with it.
+    """
+    factory = load_factory(settings.provider)
+    options = dict(settings.provider_options)
+    if not takes_budget(factory):
+        logger.info(
+            "Provider %s takes no request budget: each of its calls is paced as one request",
+            settings.provider,
+        )
+        return Plugin(provider=factory(cluster_name=settings.cluster_name, options=options))
+    budget = new_budget(settings, metrics=metrics, sources=sources)
+    provider = factory(cluster_name=settings.cluster_name, options=options, budget=budget)
+    return Plugin(provider=provider, budget=budget)
+
+
+def gate(
+    provider: RouteProvider | Plugin,
+    settings: Settings,
+    *,
+    metrics: Metrics,
+    sources: Sources,
+    fence: Fence | None = None,
+) -> CloudGate:
+    """Put ``provider`` behind the budget, the fence, concurrency, timeouts and retries.
+
+    Without a ``fence`` (``routectl plan``, which writes nothing) writes are not fenced.
+    """
+    plugin = provider if isinstance(provider, Plugin) else Plugin(provider=provider)
+    budget = plugin.budget or new_budget(settings, metrics=metrics, sources=sources)
+    return CloudGate(
+        plugin.provider,
+        policy=call_policy(settings),
+        rng=sources.rng,
+        budget=budget,
+        fence=fence or Fence(open_=True),
+        plugin_paces=plugin.budget is not None,
+        observer=metrics,
+    )
+
+
+def build_service(
+    settings: Settings,
+    *,
+    kube: KubeClient,
+    provider: RouteProvider | Plugin,
+    metrics: Metrics,
+    identity: str,
+    sources: Sources,
+    election_kube: KubeClient | None = None,
+) -> Service:
+    """A service for ``settings`` over ``kube`` and ``provider`` (gated and fenced here);
+    the leader election uses ``election_kube``, its own client, when given."""
+    fence = Fence(open_=not settings.leader_elect)
+    gated = gate(provider, settings, metrics=metrics, sources=sources, fence=fence)
+    store, changes = NodeStore(), Changes()
+    min_interval = settings.min_sync_interval
+    if settings.batch_writes and batch_capable(gated):
+        min_interval = max(min_interval, settings.batch_write_interval)
+    queue = CoalescingQueue(
+        batch_window=settings.batch_window, min_interval=min_interval, observer=metrics.workqueue
+    )
+    lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
+    writer = FencedWriter(kube, fence=fence, timeout=kube.request_timeout)
+    status = NodeStatus(
+        kube=FencedWriter(EventRecorder(kube), fence=fence, timeout=kube.request_timeout),
+        nodes=store,
+        lease=lease,
+        wall_clock=sources.wall_clock,
+        count_problem=lambda reason: metrics.problems.labels(reason=reason).inc(),
+    )
+    ipam = None
+    if settings.allocate_node_cidrs:
+        ipam = NodeIpam(
+            settings=settings,
+            reader=kube,
+            writer=writer,
+            store=store,
+            status=status,
+            metrics=IpamMetrics.create(metrics.registry),
+            clock=_loop_time,
+            wall_clock=sources.wall_clock,
+            request_sync=lambda fresh: queue.request(trigger="periodic", fresh_listing=fresh),
+        )
+    controller = Controller(
+        settings=settings,
+        store=store,
+        changes=changes,
+        listing=ListingCache(
+            provider=gated,
+            cluster_cidrs=settings.route_cidrs,
+            max_age=settings.listing_max_age,
+            clock=_loop_time,
+        ),
+        provider=gated,
+        status=status,
+        metrics=metrics,
+        clock=_loop_time,
+        request_fresh=lambda: queue.request(trigger="periodic", fresh_listing=True),
+        ipam=ipam,
+    )
+    informer = Informer(
+        kube=kube,
+        store=store,
+        on_change=_feed(changes, queue, watch_mode=settings.watch_mode, ipam=ipam),
+        on_relist=lambda reason: metrics.relists.labels(reason=reason).inc(),
+        rng=sources.rng,
+        clock=_loop_time,
+    )
+    elector = LeaderElector(
+        kube=election_kube or kube,
+        settings=ElectionSettings(
+            namespace=lease[0],
+            name=lease[1],
+            identity=identity,
+            lease_duration=settings.leader_elect_lease_duration,
+            renew_deadline=settings.leader_elect_renew_deadline,
+            retry_period=settings.leader_elect_retry_period,
+        ),
+        rng=sources.rng,
+        wall_clock=sources.wall_clock,
+        fence=fence,
+    )
+    return Service(
+        settings=settings,
+        informer=informer,
+        queue=queue,
+        controller=controller,
+        elector=elector,
+        provider=gated,
+        metrics=metrics,
+        rng=sources.rng,
+    )
+
+
+def _feed(
+    changes: Changes, queue: CoalescingQueue, *, watch_mode: bool, ipam: NodeIpam | None = None
+) -> NodeHandler:
+    """The informer's callback: note every change, request a sync for those that matter."""
+
+    def feed(old: NodeView | None, new: NodeView | None) -> None:
+        changes.note(old, new, now=_loop_time())
+        echo = ipam.note(old, new) if ipam is not None else False  # routed by the sync in flight
+        if watch_mode and needs_sync(old, new) and not echo:
+            queue.request(trigger="node_change")
+
+    return feed
+
+
+def _loop_time() -> float:
+    return asyncio.get_running_loop().time()

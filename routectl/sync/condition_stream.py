@@ -1,0 +1,78 @@
+"""Readiness per Node, streamed: each Node's condition the moment its own routes are settled.
+
+A sync's plan says which creates each Node waits for. :class:`ConditionStream` writes the
+NetworkUnavailable condition of a Node that waits for none at once, and that of any other
+Node when its last create is settled (created, failed, or skipped), not when the whole
+batch ends: a Node whose route took one write is ready after that one write. Which
+condition is written is upstream's rule (:func:`routectl.plan.reconcile.routes_created` for that
+Node alone), and each Node is written at most once per sync, only if its status or reason
+change, so a batch costs no more API writes than before. Failed creates get upstream's
+``FailedToCreateRoute`` Event at once. Writes run as tasks of the caller's task group, so
+they belong to the sync that planned them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import Callable, Sequence
+
+from routectl.errors import CreateSkippedError, KubeError, ProviderError
+from routectl.kube.node_status import NodeStatus
+from routectl.model import NodeView
+from routectl.plan.reconcile import Plan, RouteCreate, routes_created
+
+
+class ConditionStream:
+    """Writes each Node's condition as soon as its creates in ``plan`` are settled."""
+
+    def __init__(
+        self,
+        *,
+        status: NodeStatus,
+        nodes: Sequence[NodeView],
+        plan: Plan,
+        group: asyncio.TaskGroup,
+        on_ready: Callable[[str], None],
+    ) -> None:
+        self._status = status
+        self._plan = plan
+        self._group = group
+        self._on_ready = on_ready
+        self._nodes = {node.name: node for node in nodes}
+        self._pending = collections.Counter(c.route.target_node for c in plan.creates)
+        self._failed: dict[str, list[RouteCreate]] = collections.defaultdict(list)
+        self.errors: list[KubeError] = []
+
+    def open(self) -> None:
+        """Write now for every Node that waits for no create."""
+        for name in self._nodes:
+            if not self._pending[name]:
+                self._settle(name)
+
+    async def create_done(
+        self, create: RouteCreate, error: ProviderError | None, elapsed: float
+    ) -> None:
+        """One create is settled; the Node's condition follows if it was its last."""
+        name = create.route.target_node
+        if error is not None:
+            self._failed[name].append(create)
+            if not isinstance(error, CreateSkippedError):
+                await self._status.create_failed(create, error, elapsed)
+        self._pending[name] -= 1
+        if self._pending[name] == 0 and name in self._nodes:
+            self._settle(name)
+
+    def _settle(self, name: str) -> None:
+        outcome = routes_created(
+            nodes=[self._nodes[name]], plan=self._plan, failed=self._failed[name]
+        )
+        if name in outcome:
+            self._group.create_task(self._write(name, created=outcome[name]))
+
+    async def _write(self, name: str, *, created: bool) -> None:
+        if created:
+            self._on_ready(name)
+        error = await self._status.write_condition(name, created=created)
+        if error is not None:
+            self.errors.append(error)
