@@ -1,14 +1,17 @@
-"""Pure rate-limiting arithmetic: a token bucket, exponential backoff, and retry delays.
+"""Pure rate-limiting arithmetic: a token bucket, backoff, retry delays, Retry-After.
 
 Nothing here sleeps, reads a clock or draws a random number (jitter is passed in), so the
 simulated cloud (which answers "throttled" when its own budget is spent) and tests can
 drive it with any notion of time. :func:`retry_delay` is where a failed sync's errors
-decide, by type, when it runs again.
+decide, by type, when it runs again. :func:`parse_retry_after` is how every plugin reads a
+cloud's ``Retry-After`` header (part of the plugin SDK).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import email.utils
+import math
 from collections.abc import Collection
 
 from routectl.errors import ProviderTerminalError, ProviderThrottledError, RoutectlError
@@ -71,3 +74,38 @@ def retry_delay(
             case ProviderThrottledError(retry_after=int() | float() as hint):
                 delay = max(delay, hint)
     return delay
+
+
+def parse_retry_after(
+    value: object, *, date: object = None, now: float | None = None
+) -> float | None:
+    """The seconds a ``Retry-After`` header asks for, as the cloud sent them, or None.
+
+    ``value`` is the header's value: delta-seconds, or an HTTP-date, from which the
+    answer's own ``Date`` header (``date``) is taken away when it is readable, else ``now``
+    (Unix seconds; the caller's wall clock), else the date cannot be read. None when there is
+    no header or it cannot be read (``NaN`` and infinity included: no server means them);
+    a negative number (a date in the past) is returned as sent, for the caller's policy.
+    """
+    text = "" if value is None else str(value).strip()
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        when = _http_date(text)
+        if when is None:
+            return None
+        sent = _http_date("" if date is None else str(date))
+        reference = sent if sent is not None else now
+        if reference is None:
+            return None
+        seconds = when - reference
+    return seconds if math.isfinite(seconds) else None
+
+
+def _http_date(text: str) -> float | None:
+    try:
+        return email.utils.parsedate_to_datetime(text.strip()).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None

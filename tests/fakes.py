@@ -9,10 +9,10 @@ import random
 from typing import Any
 
 from routectl.cloud.budget import Budget
+from routectl.cloud.fence import Fence
 from routectl.cloud.gate import CloudGate
 from routectl.cloud.policy import CallPolicy
 from routectl.errors import KubeError
-from routectl.kube.fence import Fence
 from routectl.provider import RouteProvider
 
 

@@ -5,6 +5,7 @@
 * :mod:`~routectl.cloud.policy`: ``CallPolicy``, how the gate paces and retries;
 * :mod:`~routectl.cloud.budget`: ``Budget``, the token bucket every request spends, handed to
   plugins, and a cloud's Retry-After pause;
+* :mod:`~routectl.cloud.fence`: ``Fence``, no write starts unless this replica's Lease outlives it;
 * :mod:`~routectl.cloud.listing`: ``ListingCache``, the routes as last listed, kept current
   with routectl's own writes.
 

@@ -1,7 +1,10 @@
 """The request budget: one token bucket that every cloud request passes, and the pause.
 
-* :class:`Budget` holds the bucket: ``burst`` tokens refilled at ``qps`` per second
-  (aiolimiter), starting drained, so a replica that just took over adds no burst on top of
+* :class:`Limiter` is routectl's one token bucket, for cloud requests and API requests
+  alike: the arithmetic of :class:`routectl.ratelimit.TokenBucket`, and waiters served
+  first come, first served.
+* :class:`Budget` holds a limiter: ``burst`` tokens refilled at ``qps`` per second,
+  starting drained, so a replica that just took over adds no burst on top of
   the calls its predecessor still has counted against the cloud's budget. Over any window
   of W seconds, the requests it lets through number at most ``burst + qps * W``.
 * Plugins receive it from their factory (the ``budget`` keyword, see
@@ -27,9 +30,8 @@ import math
 from collections.abc import Callable
 from typing import Protocol
 
-import aiolimiter
-
 from routectl.config.syntax import format_duration
+from routectl.ratelimit import TokenBucket
 
 logger = logging.getLogger("routectl.cloud")
 
@@ -85,7 +87,7 @@ class Budget:
         self.qps, self.burst, self.max_pause = qps, burst, max_pause
         self._wall_clock = wall_clock
         self._observer = observer
-        self._bucket: _Bucket | None = None
+        self._bucket = Limiter(qps=qps, burst=burst, full=False)
         self._paused_until = 0.0
         self.requests: collections.Counter[str] = collections.Counter()
         """Requests let through, by operation."""
@@ -94,9 +96,6 @@ class Budget:
     async def spend(self, operation: str = "request") -> None:
         """Wait out any pause, then for a token; count one request of ``operation``."""
         loop = asyncio.get_running_loop()
-        if self._bucket is None:  # created on first use: aiolimiter binds to the loop
-            self._bucket = _Bucket(self.burst, self.burst / self.qps)
-            self._bucket.drain(now=loop.time())
         # A pause may be extended while we wait: check again after each sleep.
         while (pause := self._paused_until - loop.time()) > _TICK:  # noqa: ASYNC110
             await asyncio.sleep(pause)
@@ -149,20 +148,33 @@ def _duration(seconds: float) -> str:
     return "forever" if math.isinf(seconds) else format_duration(seconds)
 
 
-class _Bucket(aiolimiter.AsyncLimiter):
-    """aiolimiter's bucket, with its level rounded to a nanotoken after each leak.
+class Limiter:
+    """A token bucket to wait on: ``burst`` tokens, refilled at ``qps`` per second.
 
-    Without this, a float residue (a level of 9.000000000000002 in a bucket of 10) makes the
-    next waiter need a few femto-seconds: on a clock that does not move between two checks
-    (a coarse clock, or the virtual clock of tests and ``routectl simulate``) aiolimiter
-    then re-arms its timer for "now" forever.
+    The arithmetic is :class:`routectl.ratelimit.TokenBucket`'s; this adds the waiting.
+    Waiters take their turn in the order they came (one lock, fair in asyncio), so the
+    first to ask is the first served and a burst of waiters sleeps once each, not once per
+    token handed to another. ``full=False`` starts the bucket empty, as if ``burst``
+    requests had just been made: tokens accrue from the first :meth:`acquire`. A wait
+    shorter than the clock can tell is slept as one tick, so a clock that does not move
+    between two readings (the virtual clock of tests and ``routectl simulate``) never spins.
     """
 
-    def _leak(self) -> None:
-        super()._leak()
-        self._level = round(self._level, 9)
+    def __init__(self, *, qps: float, burst: int, full: bool = True) -> None:
+        if not (qps > 0 and burst >= 1):
+            raise ValueError("a token bucket needs qps > 0 and burst >= 1")
+        self.qps, self.burst, self._full = qps, burst, full
+        self._bucket: TokenBucket | None = None
+        self._turn = asyncio.Lock()
 
-    def drain(self, *, now: float) -> None:
-        """Start full, as if ``burst`` calls had just been made: tokens accrue from ``now``."""
-        self._level = float(self.max_rate)
-        self._last_check = now
+    async def acquire(self) -> None:
+        """Wait for a token and take it."""
+        loop = asyncio.get_running_loop()
+        if self._bucket is None:  # the first reading of the clock starts the refill
+            tokens = -1.0 if self._full else 0.0
+            self._bucket = TokenBucket(
+                rate=self.qps, burst=self.burst, tokens=tokens, stamp=loop.time()
+            )
+        async with self._turn:
+            while (wait := self._bucket.try_take(now=loop.time())) > 0:  # noqa: ASYNC110
+                await asyncio.sleep(max(wait, _TICK))

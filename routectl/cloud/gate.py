@@ -7,7 +7,7 @@ jitter, capped attempts, terminal errors never retried). Requests are paced by t
 :class:`~routectl.cloud.budget.Budget`: per request inside the plugin when its factory took the
 budget, else one token per attempt here. Promises:
 
-* no write (create, delete, batch) starts unless the :class:`~routectl.kube.fence.Fence` admits
+* no write (create, delete, batch) starts unless the :class:`~routectl.cloud.fence.Fence` admits
   it, and its timeout never outlives the lease;
 * a cloud's retry-after pauses every request, capped (``--cloud-retry-after-cap``); a pause
   longer than the per-call backoff cap fails the call at once, so the sync fails visibly and
@@ -36,6 +36,7 @@ from typing import TypeVar, cast
 import tenacity
 
 from routectl.cloud.budget import Budget
+from routectl.cloud.fence import Fence
 from routectl.cloud.policy import NO_OBSERVER, CallObserver, CallPolicy, CallStatistics
 from routectl.errors import (
     CloudPausedError,
@@ -47,7 +48,6 @@ from routectl.errors import (
     RouteAlreadyExistsError,
     RouteNotFoundError,
 )
-from routectl.kube.fence import Fence
 from routectl.model import Route, malformed
 from routectl.plan.problems import MALFORMED_ROUTE
 from routectl.provider import BatchResult, RouteProvider, batch_capable, replace_capable

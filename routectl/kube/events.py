@@ -27,12 +27,12 @@ import asyncio
 import collections
 import dataclasses
 import hashlib
+from http import HTTPStatus
 from typing import Any, Protocol
 
 from routectl.errors import KubeError
 from routectl.observe.redact import redact
 
-HTTP_NOT_FOUND, HTTP_CONFLICT = 404, 409
 MAX_KEYS = 4096
 JsonObj = dict[str, Any]
 
@@ -112,7 +112,7 @@ class EventRecorder:
         try:
             await self._api.create_event(body)
         except KubeError as exc:
-            if exc.status != HTTP_CONFLICT:
+            if exc.status != HTTPStatus.CONFLICT:
                 raise
         else:
             return 1
@@ -126,7 +126,7 @@ class EventRecorder:
         try:
             await self._api.patch_event(meta["namespace"], meta["name"], patch)
         except KubeError as exc:
-            if exc.status != HTTP_NOT_FOUND:
+            if exc.status != HTTPStatus.NOT_FOUND:
                 raise
             await self._api.create_event(body)  # expired meanwhile: start again
             return 1

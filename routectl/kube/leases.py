@@ -6,6 +6,7 @@ someone was faster, or the resourceVersion is old).
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any
 
 from routectl.errors import KubeError
@@ -27,7 +28,7 @@ class LeaseCalls(ApiBase):
             try:
                 return await read_json(response, what="get lease")
             except KubeError as exc:
-                if exc.status == 404:  # noqa: PLR2004 -- NotFound
+                if exc.status == HTTPStatus.NOT_FOUND:
                     return None
                 raise
 

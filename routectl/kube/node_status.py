@@ -18,18 +18,18 @@ import asyncio
 import datetime
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from http import HTTPStatus
 from typing import Any, Protocol, TypeVar, cast
 
+from routectl.cloud.fence import Fence
 from routectl.errors import KubeError, KubeWriteFencedError, ProviderError
 from routectl.kube import condition_patch, go_duration, lease_event, node_event
-from routectl.kube.fence import Fence
 from routectl.model import NodeView
 from routectl.observe.logctx import v
 from routectl.plan.reconcile import Plan, RouteCreate, desired_condition
 
 logger = logging.getLogger("routectl.controller")
 T = TypeVar("T")
-HTTP_NOT_FOUND = 404
 MAX_BLOCKED_EVENTS = 50
 """At most this many Nodes are told, per failed listing, that their routes wait."""
 
@@ -159,7 +159,7 @@ class NodeStatus:
         try:
             await self._kube.patch_node_status(name, patch)
         except KubeError as exc:
-            if exc.status == HTTP_NOT_FOUND:  # the Node is gone; nothing to mark
+            if exc.status == HTTPStatus.NOT_FOUND:  # the Node is gone; nothing to mark
                 return None
             logger.error("Error updating node %s: %s", name, exc, extra={"node": name})  # noqa: TRY400
             return exc

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator
+from http import HTTPStatus
 from typing import Any
 
 import aiohttp
@@ -78,7 +79,7 @@ class NodeCalls(ApiBase):
                 ),
             )
             async with response:
-                if response.status != 200:  # noqa: PLR2004 -- a watch answers 200 or fails
+                if response.status != HTTPStatus.OK:  # a watch answers 200 or fails
                     raise error(response.status, await response.read(), what="watch nodes")
                 async for event in events(response.content, limit=self.max_event_bytes):
                     yield event

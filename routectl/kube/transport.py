@@ -20,14 +20,15 @@ import contextlib
 import dataclasses
 import urllib.parse
 from collections.abc import Iterator
+from http import HTTPStatus
 from typing import Any, Protocol
 
 import aiohttp
-import aiolimiter
 import orjson
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from routectl.cloud.budget import Limiter
 from routectl.errors import KubeError, ResourceVersionGoneError
 from routectl.observe.redact import DEFAULT
 
@@ -42,7 +43,6 @@ __all__ = [
     "translated",
 ]
 
-HTTP_GONE = 410
 JsonObj = dict[str, Any]
 
 
@@ -62,14 +62,6 @@ class RequestObserver(Protocol):
     def api_rate_limited(self, *, method: str, host: str, seconds: float) -> None: ...
 
 
-class _Bucket(aiolimiter.AsyncLimiter):
-    """aiolimiter's bucket with its level rounded (see :mod:`routectl.cloud.budget`)."""
-
-    def _leak(self) -> None:
-        super()._leak()
-        self._level = round(self._level, 9)
-
-
 class PacedApiClient(client.ApiClient):
     """kubernetes-asyncio's ApiClient, each request paced and observed."""
 
@@ -81,7 +73,7 @@ class PacedApiClient(client.ApiClient):
         observer: RequestObserver | None = None,
     ) -> None:
         super().__init__(configuration=configuration)
-        self._bucket = None if pacing is None else _Bucket(pacing.burst, pacing.burst / pacing.qps)
+        self._bucket = None if pacing is None else Limiter(qps=pacing.qps, burst=pacing.burst)
         self._observer = observer
         self._host = str(urllib.parse.urlsplit(str(configuration.host)).netloc)
 
@@ -119,7 +111,7 @@ def error(status: int, body: bytes, *, what: str) -> KubeError:
     parsed = parsed if isinstance(parsed, dict) else {}
     reason = str(parsed.get("reason", ""))
     message = f"{what}: {status} {reason}: {parsed.get('message', '')}".rstrip(": ")
-    kind = ResourceVersionGoneError if status == HTTP_GONE else KubeError
+    kind = ResourceVersionGoneError if status == HTTPStatus.GONE else KubeError
     return kind(message, status=status, reason=reason)
 
 

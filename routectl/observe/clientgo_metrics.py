@@ -19,9 +19,10 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["LATENCY_BUCKETS", "QUEUE", "RestClientMetrics", "WorkqueueMetrics", "histogram"]
+__all__ = ["QUEUE", "QUEUE_LATENCY_BUCKETS", "RestClientMetrics", "WorkqueueMetrics", "histogram"]
 
-LATENCY_BUCKETS = (0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800)
+QUEUE_LATENCY_BUCKETS = (0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800)
+"""The workqueue's and a sync's seconds: a batch window to a backoff cap and past it."""
 REQUEST_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 """client-go's request latency buckets, up to the API client's 30 s timeout and past it."""
 QUEUE = "routes"
@@ -45,7 +46,9 @@ class WorkqueueMetrics:
             return Counter(metric, doc, ["name"], registry=registry).labels(name=name)
 
         def latency(metric: str, doc: str) -> Histogram:
-            return histogram(metric, doc, ["name"], LATENCY_BUCKETS, registry).labels(name=name)
+            return histogram(metric, doc, ["name"], QUEUE_LATENCY_BUCKETS, registry).labels(
+                name=name
+            )
 
         self.depth = gauge("workqueue_depth", "Current depth of workqueue")
         self.adds = counter("workqueue_adds", "Total number of adds handled by workqueue")

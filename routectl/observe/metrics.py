@@ -38,7 +38,7 @@ from prometheus_client import (
 
 from routectl import __version__
 from routectl.observe.clientgo_metrics import (
-    LATENCY_BUCKETS,
+    QUEUE_LATENCY_BUCKETS,
     RestClientMetrics,
     WorkqueueMetrics,
     histogram,
@@ -161,7 +161,7 @@ class Metrics:
                 "routectl_sync_duration_seconds",
                 "Duration of one route sync.",
                 [],
-                LATENCY_BUCKETS,
+                QUEUE_LATENCY_BUCKETS,
                 r,
             ),
             plan_duration=histogram(
@@ -182,7 +182,7 @@ class Metrics:
                 "routectl_route_programming_latency_seconds",
                 "From the Node event that needed a route to the route existing in the cloud.",
                 [],
-                LATENCY_BUCKETS,
+                QUEUE_LATENCY_BUCKETS,
                 r,
             ),
             leader=Gauge("routectl_leader", "1 while this replica holds the lease.", registry=r),

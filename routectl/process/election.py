@@ -12,7 +12,7 @@ failure counts as a failed renewal, and :meth:`LeaderElector.hold` raises
 renewal, which is before any other candidate may take over (``renew_deadline <
 lease_duration``). :meth:`release` hands the Lease back on a graceful shutdown.
 
-Each successful acquire or renewal grants the :class:`~routectl.kube.fence.Fence` until the
+Each successful acquire or renewal grants the :class:`~routectl.cloud.fence.Fence` until the
 attempt's start plus ``lease_duration``; losing or releasing the Lease revokes it first, so
 no write starts once another candidate may hold the Lease.
 
@@ -34,11 +34,12 @@ import datetime
 import logging
 import random
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any
 
+from routectl.cloud.fence import Fence
 from routectl.errors import KubeError, LeadershipLostError
 from routectl.kube import KubeClient, Pacing, format_micro_time
-from routectl.kube.fence import Fence
 
 logger = logging.getLogger("routectl.lease")
 
@@ -255,7 +256,7 @@ class LeaderElector:
         try:
             self._lease = await self.kube.create_lease(s.namespace, lease)
         except KubeError as exc:
-            if exc.status == 409:  # noqa: PLR2004 -- another candidate created it first
+            if exc.status == HTTPStatus.CONFLICT:  # another candidate created it first
                 return False
             raise
         return True

@@ -18,6 +18,7 @@ import random
 from collections.abc import Callable
 
 from routectl.cloud.budget import Budget
+from routectl.cloud.fence import Fence
 from routectl.cloud.gate import CloudGate
 from routectl.cloud.listing import ListingCache
 from routectl.cloud.policy import call_policy
@@ -26,7 +27,6 @@ from routectl.ipam.edge.metrics import IpamMetrics
 from routectl.ipam.edge.step import NodeIpam
 from routectl.kube import KubeClient
 from routectl.kube.events import EventRecorder
-from routectl.kube.fence import Fence
 from routectl.kube.informer import Informer, NodeHandler, NodeStore
 from routectl.kube.node_status import FencedWriter, NodeStatus
 from routectl.model import NodeView

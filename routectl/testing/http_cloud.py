@@ -13,8 +13,7 @@ parsing raises, and routectl's gate is what turns that into a transient error.
 
 from __future__ import annotations
 
-import email.utils
-import math
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
 
@@ -29,8 +28,8 @@ from routectl.errors import (
 )
 from routectl.model import Route
 from routectl.provider import RequestBudget
+from routectl.ratelimit import parse_retry_after
 
-HTTP_CONFLICT, HTTP_NOT_FOUND, HTTP_TOO_MANY, HTTP_UNAVAILABLE = 409, 404, 429, 503
 HTTP_CLIENT_ERRORS, HTTP_SERVER_ERRORS = range(400, 500), range(500, 600)
 
 
@@ -87,7 +86,7 @@ class HttpCloud:
             async with self._session.request(method, url, **kwargs) as response:
                 if response.status >= HTTP_CLIENT_ERRORS.start:
                     raise _error(response.status, await response.text(), response.headers)
-                if response.content_length == 0 or response.status == 204:  # noqa: PLR2004
+                if response.content_length == 0 or response.status == HTTPStatus.NO_CONTENT:
                     return None
                 return await response.json()
         except aiohttp.ClientConnectionError as exc:
@@ -96,15 +95,15 @@ class HttpCloud:
 
 def _error(status: int, text: str, headers: Any) -> ProviderError:
     message = f"HTTP {status}: {text[:200]}"
-    if status == HTTP_CONFLICT:
+    if status == HTTPStatus.CONFLICT:
         return RouteAlreadyExistsError(message)
-    if status == HTTP_NOT_FOUND:
+    if status == HTTPStatus.NOT_FOUND:
         return RouteNotFoundError(message)
-    if status == HTTP_TOO_MANY:
+    if status == HTTPStatus.TOO_MANY_REQUESTS:
         return ProviderThrottledError(message, retry_after=_retry_after(headers))
     if status in HTTP_CLIENT_ERRORS:
         return ProviderTerminalError(message)
-    hint = _retry_after(headers) if status == HTTP_UNAVAILABLE else None
+    hint = _retry_after(headers) if status == HTTPStatus.SERVICE_UNAVAILABLE else None
     if hint is not None:
         return ProviderThrottledError(message, retry_after=hint)
     return ProviderError(message)
@@ -112,20 +111,4 @@ def _error(status: int, text: str, headers: Any) -> ProviderError:
 
 def _retry_after(headers: Any) -> float | None:
     """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP-date), as sent."""
-    value = str(headers.get("Retry-After", "")).strip()
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return (
-            when.timestamp()
-            - email.utils.parsedate_to_datetime(
-                headers.get("Date") or email.utils.formatdate(usegmt=True)
-            ).timestamp()
-        )
-    return seconds if math.isfinite(seconds) else math.inf
+    return parse_retry_after(headers.get("Retry-After"), date=headers.get("Date"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Awaitable, Collection, Sequence
+from http import HTTPStatus
 from typing import TypeVar
 
 from routectl.cidr import canonical
@@ -26,12 +27,11 @@ from routectl.provider import BatchResult, RequestBudget
 from tests.contract.shared_cloud import CloudError, Entry, SharedCloud
 
 T = TypeVar("T")
-HTTP_THROTTLED = 429
 
 
 def mapped(exc: CloudError) -> ProviderError:
     """The error of routectl's tree for an answer of the shared cloud."""
-    if exc.status == HTTP_THROTTLED:
+    if exc.status == HTTPStatus.TOO_MANY_REQUESTS:
         return ProviderThrottledError(str(exc), retry_after=exc.retry_after or 1.0)
     if exc.status in {400, 403}:
         return ProviderTerminalError(str(exc))

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from routectl.cloud.fence import Fence
 from routectl.errors import LeadershipLostError, WriteFencedError
 from routectl.kube import KubeClient
-from routectl.kube.fence import Fence
 from routectl.process.election import ElectionSettings, LeaderElector
 from routectl_sim.apiserver import FakeApiServer
 from tests.fakes import EPOCH_CLOCK

@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from routectl.cloud.fence import Fence
 from routectl.errors import LeadershipLostError
 from routectl.kube import KubeClient, Pacing
-from routectl.kube.fence import Fence
 from routectl.process.election import ElectionSettings, LeaderElector, election_pacing
 from tests.integration.conftest import Cluster
 

@@ -10,8 +10,8 @@ import math
 import pytest
 
 from routectl.cloud.budget import Budget
+from routectl.cloud.fence import MARGIN, MIN_WRITE, Fence
 from routectl.errors import WriteFencedError
-from routectl.kube.fence import MARGIN, MIN_WRITE, Fence
 from routectl.observe.metrics import Metrics
 
 pytestmark = pytest.mark.looptime

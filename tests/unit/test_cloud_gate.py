@@ -14,6 +14,7 @@ from typing import Any, cast
 import pytest
 
 from routectl.cloud.budget import Budget
+from routectl.cloud.fence import Fence
 from routectl.cloud.gate import CloudGate
 from routectl.cloud.policy import CallPolicy
 from routectl.errors import (
@@ -23,7 +24,6 @@ from routectl.errors import (
     ProviderThrottledError,
     ProviderTimeoutError,
 )
-from routectl.kube.fence import Fence
 from routectl.model import Route
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from tests.fakes import EPOCH_CLOCK, gated
@@ -186,8 +186,8 @@ async def test_invalid_policy_is_refused() -> None:
 async def test_a_long_queue_drains_on_a_virtual_clock() -> None:
     """100 calls through a 1 req/s bucket of 10 finish on a clock that only moves when idle.
 
-    aiolimiter alone can spin forever there: a float residue in its level asks for a wait of
-    femto-seconds, which a virtual (or coarse) clock never lets pass.
+    A bucket that asks for a wait of femto-seconds (a float residue) would spin forever
+    there: a virtual (or coarse) clock never lets such a wait pass.
     """
     cloud = FakeCloud(CloudSettings(qps=1.0, burst=10, write_latency=1.0))
     provider = gate(cloud, qps=1.0, burst=10)

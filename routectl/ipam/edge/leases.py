@@ -11,6 +11,7 @@ Claims are read without the fence and written through it.
 from __future__ import annotations
 
 import logging
+from http import HTTPStatus
 from typing import Any, Protocol
 
 from routectl.cidr import Network
@@ -21,7 +22,6 @@ from routectl.kube.node_status import IpamWriter
 
 __all__ = ["ClaimLeases", "IpamReader"]
 
-HTTP_NOT_FOUND, HTTP_CONFLICT = 404, 409
 logger = logging.getLogger("routectl.ipam")
 
 
@@ -63,7 +63,7 @@ class ClaimLeases:
         try:
             await self._writer.delete_lease(self.namespace, name)
         except KubeError as exc:
-            if exc.status != HTTP_NOT_FOUND:
+            if exc.status != HTTPStatus.NOT_FOUND:
                 return exc
         self._claims.pop(name, None)
         return None
@@ -80,7 +80,7 @@ class ClaimLeases:
                 self.namespace, claim_body(claim, namespace=self.namespace)
             )
         except KubeError as exc:
-            if exc.status != HTTP_CONFLICT:
+            if exc.status != HTTPStatus.CONFLICT:
                 return exc
             try:
                 raw = await self._reader.get_lease(self.namespace, claim.name)

@@ -17,7 +17,9 @@ import dataclasses
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600)
+ALLOCATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600)
+"""From a Node's registration to its pod CIDR: seconds when a block is free, an hour when
+Nodes wait for a quarantined block."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,7 +68,7 @@ class IpamMetrics:
             allocation_seconds=Histogram(
                 "routectl_ipam_allocation_seconds",
                 "Time from a Node seen without pod CIDRs to its pod CIDRs written.",
-                buckets=LATENCY_BUCKETS,
+                buckets=ALLOCATION_BUCKETS,
                 registry=r,
             ),
             claims=Gauge("routectl_ipam_claims", "Claim Leases by state.", ["state"], registry=r),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from http import HTTPStatus
 
 from routectl.errors import KubeError
 from routectl.ipam.core import Allocation, Allocator
@@ -34,7 +35,6 @@ ECHO_WAIT = 5.0
 """How long a sync waits for the informer to show the pod CIDRs it wrote."""
 ROUNDS = 3
 """Plans per sync (a claim held elsewhere makes the Node plan again)."""
-HTTP_NOT_FOUND = 404
 
 
 class CidrWriter:
@@ -126,7 +126,7 @@ class CidrWriter:
         except KubeError as exc:
             self._echoes.pop(a.node, None)
             self._metrics.allocations.labels(result="failed").inc()
-            if exc.status == HTTP_NOT_FOUND:
+            if exc.status == HTTPStatus.NOT_FOUND:
                 return "left"  # the Node is gone: its delete releases the reservation
             logger.error("Failed to update node %s PodCIDR %s: %s", a.node, texts, exc)  # noqa: TRY400
             if a.node not in self._failed and (node := self._store.get(a.node)) is not None:

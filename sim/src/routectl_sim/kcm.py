@@ -32,6 +32,7 @@ import datetime
 import logging
 import random
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any
 
 from routectl.cidr import Network, network_or_none
@@ -54,7 +55,6 @@ PATCH_ATTEMPTS = 3
 """``cidrUpdateRetries``: back to back, no delay."""
 PACING = Pacing(qps=20.0, burst=30)
 """KCM's default ``--kube-api-qps`` and ``--kube-api-burst``."""
-HTTP_SERVER_TIMEOUT = 504
 WATCH_TIMEOUT_RANGE = (300, 600)
 
 JsonObj = dict[str, Any]
@@ -199,7 +199,7 @@ class KcmAllocator:
                 return True
         logger.info("KCM failed to update node %s PodCIDR: %s", name, error)
         self._record(node, CIDR_ASSIGNMENT_FAILED)
-        if error is None or error.status != HTTP_SERVER_TIMEOUT:
+        if error is None or error.status != HTTPStatus.GATEWAY_TIMEOUT:
             self.cidrs.release(block)
         return False
 

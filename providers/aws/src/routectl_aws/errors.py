@@ -19,8 +19,7 @@ nothing from the request (signed headers, keys) is ever put into them.
 
 from __future__ import annotations
 
-import email.utils
-import math
+from http import HTTPStatus
 
 from botocore.exceptions import (
     BotoCoreError,
@@ -34,6 +33,7 @@ from botocore.exceptions import (
 )
 
 from routectl.errors import ProviderError, ProviderTerminalError, ProviderThrottledError
+from routectl.ratelimit import parse_retry_after
 
 DEFAULT_RETRY_AFTER = 1.0
 """Seconds to pause after throttling when EC2 does not say (it usually does not)."""
@@ -112,26 +112,16 @@ def retry_after_seconds(exc: ClientError, *, now: float) -> float:
 def _retry_after_hint(exc: ClientError, *, now: float) -> float | None:
     """Seconds from a ``Retry-After`` header as sent, or None when there is none to read."""
     headers = exc.response.get("ResponseMetadata", {}).get("HTTPHeaders", {})
-    value = str(headers.get("retry-after", "")).strip()
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        seconds = when.timestamp() - now
-    return seconds if math.isfinite(seconds) else None
+    return parse_retry_after(headers.get("retry-after"), now=now)
 
 
 def _throttled(exc: ClientError, *, now: float) -> bool:
     """A throttling code or 429, or a 503 that says when to come back (``Retry-After``)."""
     code, status = error_code(exc), _status(exc)
-    if code in THROTTLING_CODES or status == 429:  # noqa: PLR2004 -- HTTP 429 Too Many Requests
+    if code in THROTTLING_CODES or status == HTTPStatus.TOO_MANY_REQUESTS:
         return True
-    return status == 503 and _retry_after_hint(exc, now=now) is not None  # noqa: PLR2004
+    unavailable = status == HTTPStatus.SERVICE_UNAVAILABLE
+    return unavailable and _retry_after_hint(exc, now=now) is not None
 
 
 def map_client_error(operation: str, exc: ClientError, *, now: float) -> ProviderError:

@@ -30,6 +30,7 @@ import logging
 import math
 import os
 from collections.abc import Mapping
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -41,18 +42,13 @@ from routectl.errors import (
     ProviderThrottledError,
 )
 from routectl.provider import RequestBudget
+from routectl.ratelimit import parse_retry_after
 from routectl_hcloud.options import read_token_file
 
 _log = logging.getLogger(__name__)
 
 USER_AGENT = "routectl-hcloud/0.1.0"
 MIN_RETRY_AFTER = 1.0
-HTTP_BAD_REQUEST = 400
-HTTP_UNAUTHORIZED = 401
-HTTP_FORBIDDEN = 403
-HTTP_TOO_MANY_REQUESTS = 429
-HTTP_UNAVAILABLE = 503
-HTTP_SERVER_ERROR = 500
 
 TRANSIENT_CODES = frozenset(
     {
@@ -145,20 +141,15 @@ def _server_now(headers: Mapping[str, str], *, now: float) -> float:
 
 def _retry_after(headers: Mapping[str, str], *, now: float) -> float | None:
     """Seconds from ``Retry-After`` (delta-seconds, or an HTTP date less ``now``), if readable."""
-    seconds = _header_float(headers, "Retry-After")
-    if seconds is not None:
-        return seconds
-    with contextlib.suppress(TypeError, ValueError, IndexError):
-        return email.utils.parsedate_to_datetime(headers.get("Retry-After", "")).timestamp() - now
-    return None
+    return parse_retry_after(headers.get("Retry-After"), now=now)
 
 
 def _throttled(exc: ApiError, headers: Mapping[str, str], *, now: float) -> bool:
     """Rate-limited, or a 503 that says when to come back (``Retry-After``)."""
-    if exc.status == HTTP_TOO_MANY_REQUESTS or exc.code == "rate_limit_exceeded":
+    if exc.status == HTTPStatus.TOO_MANY_REQUESTS or exc.code == "rate_limit_exceeded":
         return True
     hint = _retry_after(headers, now=_server_now(headers, now=now))
-    return exc.status == HTTP_UNAVAILABLE and hint is not None
+    return exc.status == HTTPStatus.SERVICE_UNAVAILABLE and hint is not None
 
 
 def map_api_error(
@@ -169,11 +160,15 @@ def map_api_error(
     if _throttled(exc, headers, now=now):
         return ProviderThrottledError(detail, retry_after=throttle_delay(headers, now=now))
     hint = _TERMINAL_HINTS.get(exc.code)
-    if hint is None and exc.status == HTTP_UNAUTHORIZED:
+    if hint is None and exc.status == HTTPStatus.UNAUTHORIZED:
         hint = _TERMINAL_HINTS["unauthorized"]
     if hint is not None:
         return ProviderTerminalError(f"{detail}: {hint}")
-    if exc.code in TRANSIENT_CODES or exc.status >= HTTP_SERVER_ERROR or exc.status == 0:
+    if (
+        exc.code in TRANSIENT_CODES
+        or exc.status >= HTTPStatus.INTERNAL_SERVER_ERROR
+        or exc.status == 0
+    ):
         return ProviderError(detail)
     return ProviderTerminalError(detail)
 
@@ -286,7 +281,7 @@ class HcloudApi:
                 f"Hetzner Cloud {operation}: cannot reach the API ({type(exc).__name__})"
             ) from exc
         payload = payload if isinstance(payload, dict) else {}
-        if status < HTTP_BAD_REQUEST:
+        if status < HTTPStatus.BAD_REQUEST:
             return payload
         raw_error = payload.get("error")
         error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
@@ -297,7 +292,7 @@ class HcloudApi:
             message=str(error.get("message", "")) or f"HTTP {status}",
             details=details if isinstance(details, dict) else None,
         )
-        if status == HTTP_UNAUTHORIZED:
+        if status == HTTPStatus.UNAUTHORIZED:
             _log.warning("The Hetzner Cloud API rejected the token; reading it again next time")
             self._token.invalidate()
         raise map_api_error(operation, failure, reply_headers, now=_wall_clock()) from failure

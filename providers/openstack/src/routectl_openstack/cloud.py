@@ -21,11 +21,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
-import email.utils
-import math
 import re
 import threading
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any, TypeVar
 
 import openstack.connection
@@ -37,11 +36,10 @@ from keystoneauth1.identity import v3
 
 from routectl.errors import ProviderError, ProviderTerminalError, ProviderThrottledError
 from routectl.provider import RequestBudget
+from routectl.ratelimit import parse_retry_after
 from routectl_openstack.options import Credentials, OpenStackOptions
 
 T = TypeVar("T")
-HTTP_UNAUTHORIZED, HTTP_FORBIDDEN, HTTP_NOT_FOUND, HTTP_TOO_MANY = 401, 403, 404, 429
-HTTP_SERVER_ERROR, HTTP_UNAVAILABLE = 500, 503
 TIMEOUT_SECONDS = 30.0
 QUOTA = re.compile(r"exceeds the maximum (\d+)")
 
@@ -174,13 +172,15 @@ def map_http_error(operation: str, exc: openstack.exceptions.HttpException) -> P
             "30 by default; ask the operator to raise it)"
         )
     hint = _retry_after(exc.response.headers if exc.response is not None else {})
-    if status == HTTP_TOO_MANY or (status == HTTP_UNAVAILABLE and hint is not None):
+    if status == HTTPStatus.TOO_MANY_REQUESTS or (
+        status == HTTPStatus.SERVICE_UNAVAILABLE and hint is not None
+    ):
         return ProviderThrottledError(detail, retry_after=hint if hint and hint > 0 else 1.0)
-    if status in {HTTP_UNAUTHORIZED, HTTP_FORBIDDEN}:
+    if status in {HTTPStatus.UNAUTHORIZED, HTTPStatus.FORBIDDEN}:
         return ProviderTerminalError(f"{detail} (check the credentials and their role)")
-    if status == HTTP_NOT_FOUND:
+    if status == HTTPStatus.NOT_FOUND:
         return ProviderTerminalError(f"{detail} (does router-id name an existing router?)")
-    if status >= HTTP_SERVER_ERROR or status in {409, 412}:
+    if status >= HTTPStatus.INTERNAL_SERVER_ERROR or status in {409, 412}:
         return ProviderError(detail)
     return ProviderTerminalError(detail)
 
@@ -198,14 +198,4 @@ def map_other_error(operation: str, exc: Exception) -> ProviderError:
 def _retry_after(headers: Any) -> float | None:
     """Seconds from ``Retry-After`` (delta-seconds, or an HTTP date less the answer's
     ``Date``), or None when there is none or it cannot be read."""
-    value = str(headers.get("Retry-After", "")).strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-            now = email.utils.parsedate_to_datetime(str(headers.get("Date", "")))
-            seconds = (when - now).total_seconds()
-        except (TypeError, ValueError, IndexError):
-            return None
-    return None if math.isnan(seconds) else seconds
+    return parse_retry_after(headers.get("Retry-After"), date=headers.get("Date"))

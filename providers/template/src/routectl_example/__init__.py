@@ -8,7 +8,6 @@ server names. Every HTTP request spends the request budget routectl hands the fa
 
 from __future__ import annotations
 
-import email.utils
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -25,6 +24,7 @@ from routectl.errors import (
 )
 from routectl.model import Route
 from routectl.provider import BudgetedProviderFactory, RequestBudget
+from routectl.ratelimit import parse_retry_after
 
 KNOWN_OPTIONS = ("endpoint",)
 
@@ -156,17 +156,8 @@ def _error(status: int, text: str, headers: Mapping[str, str]) -> ProviderError:
 
 def _retry_after(headers: Mapping[str, str]) -> float:
     """Seconds from ``Retry-After`` (delta-seconds or an HTTP date), else one second."""
-    value = headers.get("Retry-After", "")
-    try:
-        return max(float(value), 0.0) or 1.0
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-        now = email.utils.parsedate_to_datetime(headers["Date"])
-    except (KeyError, TypeError, ValueError):
-        return 1.0
-    return max((when - now).total_seconds(), 1.0)
+    seconds = parse_retry_after(headers.get("Retry-After"), date=headers.get("Date"))
+    return 1.0 if seconds is None or seconds <= 0 else seconds
 
 
 _: BudgetedProviderFactory = ExampleProvider  # mypy proves the class fits routectl's contract
