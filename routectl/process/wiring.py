@@ -163,7 +163,6 @@ def build_service(
             metrics=IpamMetrics.create(metrics.registry),
             clock=_loop_time,
             wall_clock=sources.wall_clock,
-            request_sync=lambda fresh: queue.request(trigger="periodic", fresh_listing=fresh),
         )
     controller = Controller(
         settings=settings,
@@ -179,7 +178,7 @@ def build_service(
         status=status,
         metrics=metrics,
         clock=_loop_time,
-        request_fresh=lambda: queue.request(trigger="periodic", fresh_listing=True),
+        queue=queue,
         ipam=ipam,
     )
     informer = Informer(

@@ -8,7 +8,8 @@ condition is written is upstream's rule (:func:`routectl.plan.reconcile.routes_c
 Node alone), and each Node is written at most once per sync, only if its status or reason
 change, so a batch costs no more API writes than before. Failed creates get upstream's
 ``FailedToCreateRoute`` Event at once. Writes run as tasks of the caller's task group, so
-they belong to the sync that planned them.
+they belong to the sync that planned them. Which Nodes got all their routes, and when, is
+kept in :attr:`ConditionStream.ready` for the caller to read: nothing calls back up.
 """
 
 from __future__ import annotations
@@ -33,12 +34,14 @@ class ConditionStream:
         nodes: Sequence[NodeView],
         plan: Plan,
         group: asyncio.TaskGroup,
-        on_ready: Callable[[str], None],
+        clock: Callable[[], float],
     ) -> None:
         self._status = status
         self._plan = plan
         self._group = group
-        self._on_ready = on_ready
+        self._clock = clock
+        self.ready: list[tuple[str, float]] = []
+        """The Nodes that got all their routes in this sync, and when (the clock's time)."""
         self._nodes = {node.name: node for node in nodes}
         self._pending = collections.Counter(c.route.target_node for c in plan.creates)
         self._failed: dict[str, list[RouteCreate]] = collections.defaultdict(list)
@@ -72,7 +75,7 @@ class ConditionStream:
 
     async def _write(self, name: str, *, created: bool) -> None:
         if created:
-            self._on_ready(name)
+            self.ready.append((name, self._clock()))
         error = await self._status.write_condition(name, created=created)
         if error is not None:
             self.errors.append(error)

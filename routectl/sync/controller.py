@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from routectl.cloud.listing import Listing, ListingCache
 from routectl.config import Settings
 from routectl.errors import ProviderError, RoutectlError, SyncFailedError
-from routectl.ipam.edge.step import NodeIpam
+from routectl.ipam.edge.step import NodeIpam, Wake
 from routectl.kube.informer import NodeStore
 from routectl.kube.node_status import NodeStatus
 from routectl.model import NodeView
@@ -45,9 +45,14 @@ from routectl.provider import RouteProvider, batch_capable
 from routectl.sync.apply import Applied, CreateDone, apply_batch, apply_routes
 from routectl.sync.changes import Changes, Dirty
 from routectl.sync.condition_stream import ConditionStream
-from routectl.sync.queue import Batch
+from routectl.sync.queue import Batch, CoalescingQueue
 
 logger = logging.getLogger("routectl.controller")
+
+LOOK_AGAIN = "look-again"
+"""The key of the guard's second look on the queue."""
+IPAM_WAKE = "ipam-wake"
+"""The key of node IPAM's wake-up on the queue."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,14 +78,15 @@ class Controller:
         status: NodeStatus,
         metrics: Metrics,
         clock: Callable[[], float],
-        request_fresh: Callable[[], None],
+        queue: CoalescingQueue,
         ipam: NodeIpam | None = None,
     ) -> None:
         self.settings = settings
         self.ipam = ipam
         """Node IPAM (``--allocate-node-cidrs``): pod CIDRs allocated before planning."""
-        self.request_fresh = request_fresh
-        """Ask for a sync on a fresh listing (after one planned on a stale listing)."""
+        self.queue = queue
+        """Where the syncs a sync asks for go: at once, or later (the guard's second look,
+        node IPAM's wake-up): time is scheduled on the queue, never on a timer of its own."""
         self.store = store
         self.changes = changes
         self.listing = listing
@@ -91,7 +97,6 @@ class Controller:
         self.syncs = 0
         self.last: Planned | None = None
         self._guard_tripped = False
-        self._again: asyncio.TimerHandle | None = None
 
     async def sync(self, batch: Batch) -> None:
         """Run one sync; raises SyncFailedError (or a provider/kube error) if anything failed."""
@@ -133,10 +138,18 @@ class Controller:
             raise
         self.changes.needs_full &= not work.full
         if verdict.tripped:
-            self._look_again()
+            # Plan again on a fresh listing at the backoff cap (a garbled listing that
+            # tripped the guard heals then; one listing per cap while it holds), without
+            # holding back the syncs that Node changes ask for meanwhile.
+            self.queue.request_after(
+                self.settings.retry_backoff_cap,
+                key=LOOK_AGAIN,
+                fresh_listing=True,
+                replace=False,
+            )
         if listing.stale:
             # The writes went out on an old listing; now look again, behind them.
-            self.request_fresh()
+            self.queue.request(trigger="periodic", fresh_listing=True)
         if allocation_errors:
             raise SyncFailedError(
                 f"{len(allocation_errors)} pod CIDR write(s) failed; first: {allocation_errors[0]}",
@@ -149,6 +162,7 @@ class Controller:
         if self.ipam is None:
             return dirty, []
         assigned = await self.ipam.step(listing)
+        self._wake_ipam(assigned.wake)
         merged = Dirty(dirty.names | assigned.names, dirty.cidrs | assigned.cidrs)
         return merged, list(assigned.errors)
 
@@ -191,33 +205,35 @@ class Controller:
         self._guard_tripped = verdict.tripped
         return verdict
 
-    def _look_again(self) -> None:
-        """The guard withheld deletes: plan again on a fresh listing at the backoff cap (a
-        garbled listing that tripped it heals then; one listing per cap while it holds),
-        without holding back the syncs that Node changes ask for meanwhile."""
-        if self._again is None:
-            self._again = asyncio.get_running_loop().call_later(
-                self.settings.retry_backoff_cap, self._again_due
-            )
-
-    def _again_due(self) -> None:
-        self._again = None
-        self.request_fresh()
+    def _wake_ipam(self, wake: Wake | None) -> None:
+        """Node IPAM's wake-up while Nodes wait for a block: one delayed request, replaced."""
+        if wake is None:
+            self.queue.cancel(IPAM_WAKE)
+        else:
+            delay = max(0.0, wake.at - self.clock())
+            self.queue.request_after(delay, key=IPAM_WAKE, fresh_listing=wake.fresh)
 
     async def _carry_out(self, work: Planned, result: Plan) -> Applied:
         """Apply ``result``, each Node's condition written as soon as its routes are settled;
         raise SyncFailedError if any call or write failed."""
-        async with asyncio.TaskGroup() as group:
-            stream = ConditionStream(
-                status=self.status, nodes=work.nodes, plan=result, group=group, on_ready=self._ready
-            )
-            stream.open()
-            applied = await self._apply(result, stream.create_done)
-            self.listing.remember(
-                deleted=applied.deleted, created=[c.route for c in applied.created]
-            )
-            if self.ipam is not None:
-                self.ipam.routes_deleted([r.destination_cidr for r in applied.deleted])
+        stream: ConditionStream | None = None
+        try:
+            async with asyncio.TaskGroup() as group:
+                stream = ConditionStream(
+                    status=self.status, nodes=work.nodes, plan=result, group=group, clock=self.clock
+                )
+                stream.open()
+                applied = await self._apply(result, stream.create_done)
+                self.listing.remember(
+                    deleted=applied.deleted, created=[c.route for c in applied.created]
+                )
+                if self.ipam is not None:
+                    deleted = [r.destination_cidr for r in applied.deleted]
+                    if deleted:
+                        self._wake_ipam(self.ipam.routes_deleted(deleted))
+        finally:
+            if stream is not None:
+                self._routed(stream.ready)
         errors: list[RoutectlError] = [*applied.errors, *stream.errors]
         if errors:
             raise SyncFailedError(_summary(applied, errors), errors)
@@ -228,10 +244,11 @@ class Controller:
             return await apply_batch(result, provider=self.provider, on_create_done=done)
         return await apply_routes(result, provider=self.provider, on_create_done=done)
 
-    def _ready(self, name: str) -> None:
-        """``name`` has all its routes: observe how long it waited for them."""
-        for seconds in self.changes.routed([name], now=self.clock()):
-            self.metrics.route_latency.observe(seconds)
+    def _routed(self, ready: Sequence[tuple[str, float]]) -> None:
+        """These Nodes got all their routes, at these times: observe how long they waited."""
+        for name, at in ready:
+            for seconds in self.changes.routed([name], now=at):
+                self.metrics.route_latency.observe(seconds)
 
 
 def _summary(applied: Applied, errors: Sequence[RoutectlError]) -> str:

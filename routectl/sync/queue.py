@@ -10,7 +10,13 @@
   reconcile", encoded in the design rather than in a comment);
 * syncs start no closer together than ``min_interval``;
 * ``retry_after(delay)`` makes a sync due no sooner than ``delay`` from now (backoff, or a
-  cloud's retry-after); later requests never cut that wait short.
+  cloud's retry-after); later requests never cut that wait short;
+* ``request_after(delay, key=...)`` is client-go's ``AddAfter``: a request that *arrives*
+  ``delay`` from now, and until then asks for nothing (a sync in between does not take it).
+  One pending request per key: a new one for the same key replaces it (``replace=True``) or
+  leaves the earlier one (``replace=False``); ``cancel(key)`` drops it. Every timer of the
+  service goes through here (the guard's second look, node IPAM's wake-up, the resync), so
+  the queue is where time is scheduled.
 
 The decisions live in the pure :class:`QueueState`, driven by explicit times; the async
 :class:`CoalescingQueue` only waits, on the running loop's clock, so tests fast-forward it,
@@ -53,6 +59,8 @@ class QueueState:
     requested_at: float = 0.0
     requests: int = 0
     fresh_listing: bool = False
+    delayed: dict[str, Delayed] = dataclasses.field(default_factory=dict)
+    """Requests that arrive later, by key."""
 
     def request(self, *, now: float, trigger: str, fresh_listing: bool = False) -> None:
         """Ask for a sync; coalesces with any sync already due."""
@@ -69,15 +77,49 @@ class QueueState:
         self.request(now=now, trigger=trigger)
         self.due = max(self.due, now + delay)
 
+    def request_after(
+        self,
+        *,
+        now: float,
+        delay: float,
+        key: str,
+        trigger: str,
+        fresh_listing: bool = False,
+        replace: bool = True,
+    ) -> None:
+        """A request that arrives ``delay`` seconds from now (one per ``key``)."""
+        if key in self.delayed and not replace:
+            return
+        self.delayed[key] = Delayed(at=now + max(delay, 0.0), trigger=trigger, fresh=fresh_listing)
+        self.arrive(now=now)
+
+    def cancel(self, key: str) -> None:
+        """Drop the pending request of ``key``, if any."""
+        self.delayed.pop(key, None)
+
+    def arrive(self, *, now: float) -> None:
+        """Turn the delayed requests whose time has come into requests."""
+        for key, later in sorted(self.delayed.items(), key=lambda item: item[1].at):
+            if later.at > now + _EPSILON:
+                break
+            del self.delayed[key]
+            self.request(now=now, trigger=later.trigger, fresh_listing=later.fresh)
+
     def due_in(self, *, now: float) -> float | None:
-        """Seconds until a sync may be claimed (0: now), or None when nothing is due."""
+        """Seconds until a sync may be claimed (0: now), or None when nothing is due.
+
+        While a sync runs, or nothing is dirty, the next delayed request's arrival (if any)
+        is when to look again.
+        """
+        arrival = min((d.at for d in self.delayed.values()), default=None)
         if not self.dirty or self.running:
-            return None
+            return None if arrival is None or self.running else max(0.0, arrival - now)
         return max(0.0, self.due - now)
 
     def claim(self, *, now: float) -> Batch | None:
         """Start a sync if one is due; clears the dirty mark at once."""
-        wait = self.due_in(now=now)
+        self.arrive(now=now)
+        wait = self.due_in(now=now) if self.dirty else None
         if wait is None or wait > _EPSILON:
             return None
         batch = Batch(
@@ -108,6 +150,15 @@ class QueueState:
 
     def _earliest(self) -> float:
         return -1.0 if self.last_start is None else self.last_start + self.min_interval
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Delayed:
+    """A request that arrives at ``at``."""
+
+    at: float
+    trigger: str
+    fresh: bool
 
 
 class QueueObserver(Protocol):
@@ -171,6 +222,35 @@ class CoalescingQueue:
         self._observer.retried()
         self._changed.set()
 
+    def request_after(
+        self,
+        delay: float,
+        *,
+        key: str,
+        trigger: str = "periodic",
+        fresh_listing: bool = False,
+        replace: bool = True,
+    ) -> None:
+        """client-go's ``AddAfter``: a request that arrives ``delay`` seconds from now."""
+        self.state.request_after(
+            now=self._now(),
+            delay=delay,
+            key=key,
+            trigger=trigger,
+            fresh_listing=fresh_listing,
+            replace=replace,
+        )
+        self._changed.set()
+
+    def cancel(self, key: str) -> None:
+        """Drop the delayed request of ``key``, if any."""
+        self.state.cancel(key)
+        self._changed.set()
+
+    def pending(self, key: str) -> bool:
+        """True while a delayed request of ``key`` waits to arrive."""
+        return key in self.state.delayed
+
     def done(self) -> None:
         """Mark the claimed sync finished."""
         self.state.done(now=self._now())
@@ -191,7 +271,10 @@ class CoalescingQueue:
         """Wait until a sync is due and claim it; None once the queue is closed."""
         while not self._closed:
             self._changed.clear()
+            was_dirty = self.state.dirty
             batch = self.state.claim(now=self._now())
+            if not was_dirty and (batch is not None or self.state.dirty):
+                self._observer.added()  # a delayed request arrived
             if batch is not None:
                 self._observer.claimed(waited=self._now() - batch.requested_at)
                 return batch

@@ -21,7 +21,7 @@ from routectl.observe.metrics import Metrics
 from routectl.provider import RouteProvider
 from routectl.sync.changes import Changes
 from routectl.sync.controller import Controller
-from routectl.sync.queue import Batch
+from routectl.sync.queue import Batch, CoalescingQueue
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from tests.fakes import RecordingKube, gated
 
@@ -79,7 +79,7 @@ def rig(
         ),
         metrics=metrics,
         clock=clock,
-        request_fresh=lambda: None,
+        queue=CoalescingQueue(batch_window=0.0),
     )
     return Rig(cloud, kube, store, changes, metrics, controller)
 

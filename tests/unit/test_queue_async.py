@@ -1,4 +1,4 @@
-"""CoalescingQueue waits on the loop clock: batching, min interval, close."""
+"""CoalescingQueue waits on the loop clock: batching, min interval, delayed requests, close."""
 
 from __future__ import annotations
 
@@ -50,3 +50,74 @@ async def test_close_wakes_a_waiting_claim() -> None:
     await asyncio.sleep(5)
     q.close()
     assert await waiter is None
+
+
+async def test_a_delayed_request_arrives_after_its_delay_with_what_it_asked() -> None:
+    """request_after is client-go's AddAfter: nothing is due until the request arrives."""
+    q = CoalescingQueue(batch_window=0.0)
+    loop = asyncio.get_running_loop()
+    q.request_after(30.0, key="later", trigger="periodic", fresh_listing=True)
+    assert q.pending("later")
+    batch = await q.claim()
+    assert batch is not None
+    assert loop.time() == pytest.approx(30.0)
+    assert batch.fresh_listing
+    assert batch.triggers == frozenset({"periodic"})
+    assert not q.pending("later")
+
+
+async def test_a_sync_in_between_does_not_take_a_delayed_request() -> None:
+    """A sync claimed before the delayed request arrives leaves it pending: it still comes."""
+    q = CoalescingQueue(batch_window=0.0)
+    loop = asyncio.get_running_loop()
+    q.request_after(30.0, key="later", fresh_listing=True)
+    await asyncio.sleep(5)
+    q.request()
+    early = await q.claim()
+    assert early is not None
+    assert not early.fresh_listing
+    q.done()
+    late = await q.claim()
+    assert late is not None
+    assert late.fresh_listing
+    assert loop.time() == pytest.approx(30.0)
+
+
+async def test_one_delayed_request_per_key_replaced_kept_or_cancelled() -> None:
+    """replace=True moves it, replace=False keeps the first, cancel drops it."""
+    q = CoalescingQueue(batch_window=0.0)
+    loop = asyncio.get_running_loop()
+    q.request_after(30.0, key="wake")
+    q.request_after(10.0, key="wake")  # replaced: now due at 10
+    q.request_after(50.0, key="look", replace=False)
+    q.request_after(5.0, key="look", replace=False)  # kept at 50
+    assert await q.claim() is not None
+    assert loop.time() == pytest.approx(10.0)
+    q.done()
+    q.request_after(1.0, key="wake")
+    q.cancel("wake")
+    assert await q.claim() is not None
+    assert loop.time() == pytest.approx(50.0)
+
+
+async def test_a_delayed_request_that_arrives_during_a_sync_makes_one_more() -> None:
+    """Arriving while a sync runs, it is claimed when that sync is done."""
+    q = CoalescingQueue(batch_window=0.0)
+    loop = asyncio.get_running_loop()
+    q.request()
+    assert await q.claim() is not None
+    q.request_after(2.0, key="later", fresh_listing=True)
+    await asyncio.sleep(5)
+    q.done()
+    batch = await q.claim()
+    assert batch is not None
+    assert batch.fresh_listing
+    assert loop.time() == pytest.approx(5.0)
+
+
+async def test_close_drops_what_was_to_come() -> None:
+    """A closed queue claims nothing, delayed requests included."""
+    q = CoalescingQueue(batch_window=0.0)
+    q.request_after(1.0, key="later")
+    q.close()
+    assert await q.claim() is None

@@ -3,10 +3,10 @@
 Promises: ``CIDRNotAvailable`` once per Node per wait (not per retry; a Node that waits again
 after getting a CIDR is told again), and not while a fresh listing may still free a block
 for it (the Node is told only if it still waits after that listing); each finding once;
-pool warnings at 80 % and 95 % once per crossing; block counts by state at most every
-:data:`USAGE_EVERY` seconds (at every sync while Nodes wait), and never left stale: a
-change counted too soon is owed to the caller, who counts it when the interval is up. A
-failure to record an Event is a log line; it never fails the sync.
+pool warnings at 80 % and 95 % once per crossing, looked for at most every
+:data:`USAGE_EVERY` seconds (at every sync while Nodes wait); the block counts themselves are
+taken at scrape time (:class:`~routectl.ipam.edge.metrics.BlockCounts`). A failure to
+record an Event is a log line; it never fails the sync.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any
 from routectl.errors import KubeError
 from routectl.ipam.core import Allocator, Levels, usage
 from routectl.ipam.core.objects import CIDR_NOT_AVAILABLE, POOL_FILLING, status_message
-from routectl.ipam.core.usage import PoolUsage
 from routectl.ipam.edge.metrics import IpamMetrics
 from routectl.kube import node_event
 from routectl.kube.informer import NodeStore
@@ -29,7 +28,7 @@ __all__ = ["USAGE_EVERY", "IpamReport"]
 
 logger = logging.getLogger("routectl.ipam")
 USAGE_EVERY = 10.0
-"""Seconds between two updates of the block counts while no Node waits."""
+"""Seconds between two looks for pool warnings while no Node waits."""
 
 
 class IpamReport:
@@ -50,19 +49,15 @@ class IpamReport:
         self._told: set[tuple[str, str, str]] = set()
         self._levels = Levels()
         self.counted_at = -USAGE_EVERY
-        """When the block counts were last set."""
+        """When the pools' usage was last looked at for warnings."""
         self.waiting: set[str] = set()
         """Nodes told they wait for a pod CIDR (and not served since)."""
         self.short = False
         """At the last sync some Node waited for a block (told or not)."""
 
-    async def tell(
-        self, state: Allocator, now: float, *, hold: bool = False, changed: bool = False
-    ) -> bool:
+    async def tell(self, state: Allocator, now: float, *, hold: bool = False) -> None:
         """Say what changed since the last sync: Nodes newly waiting, new findings, usage.
-        With ``hold`` (a listing may free blocks) Nodes newly waiting are not told yet.
-        True when blocks ``changed`` state but were counted too recently to count again:
-        the caller owes a :meth:`count` at :attr:`counted_at` + :data:`USAGE_EVERY`."""
+        With ``hold`` (a listing may free blocks) Nodes newly waiting are not told yet."""
         decision = state.plan()
         waiting = {w.node: w for w in decision.waiting}
         self.short = bool(waiting)
@@ -94,22 +89,10 @@ class IpamReport:
                     await self._status.node_event(node, reason=f.reason, message=f.message)
         if waiting or now - self.counted_at >= USAGE_EVERY:
             await self._usage(state, now)
-            return False
-        return changed
-
-    def count(self, state: Allocator, now: float) -> list[PoolUsage]:
-        """Set the block counts by state from ``state`` at ``now`` (gauges only, no Event)."""
-        self.counted_at = now
-        usages = usage(state, now=now)
-        for each in usages:
-            labels = {"pool": str(each.pool.network), "family": f"IPv{each.pool.network.version}"}
-            for name in ("free", "used", "quarantined", "excluded", "foreign"):
-                self._metrics.blocks.labels(**labels, state=name).set(getattr(each, name))
-        return usages
 
     async def _usage(self, state: Allocator, now: float) -> None:
-        usages = self.count(state, now)
-        for each, level in self._levels.crossed(usages):
+        self.counted_at = now
+        for each, level in self._levels.crossed(usage(state, now=now)):
             logger.warning("%s", each.message(level))
             await self._status.controller_event(reason=POOL_FILLING, message=each.message(level))
 

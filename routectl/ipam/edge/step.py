@@ -27,7 +27,6 @@ survives it, so the retry writes the same CIDR.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Collection
@@ -37,7 +36,7 @@ from routectl.cidr import Network, canonical
 from routectl.cloud.listing import Listing
 from routectl.config import Settings
 from routectl.errors import KubeError
-from routectl.ipam.core import Allocator, Pools, rebuild
+from routectl.ipam.core import Allocator, Pools, PoolUsage, rebuild, usage
 from routectl.ipam.core.objects import service_cidrs
 from routectl.ipam.edge.leases import ClaimLeases, IpamReader
 from routectl.ipam.edge.metrics import IpamMetrics
@@ -51,12 +50,23 @@ logger = logging.getLogger("routectl.ipam")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Wake:
+    """While Nodes wait for a block: ask for a sync at ``at`` (the loop's time), ``fresh``
+    when it must list the routes again (a quarantined block waits only for a listing)."""
+
+    at: float
+    fresh: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Assigned:
-    """What a step wrote: Nodes now showing their new pod CIDRs, and failed writes."""
+    """What a step wrote: Nodes now showing their new pod CIDRs, and failed writes; and
+    when to look again while Nodes wait (None: no need)."""
 
     names: frozenset[str] = frozenset()
     cidrs: frozenset[str] = frozenset()
     errors: tuple[KubeError, ...] = ()
+    wake: Wake | None = None
 
 
 def pools_of(settings: Settings) -> Pools:
@@ -83,23 +93,20 @@ class NodeIpam:
         metrics: IpamMetrics,
         clock: Callable[[], float],
         wall_clock: Callable[[], Any],
-        request_sync: Callable[[bool], None],
     ) -> None:
         self.settings = settings
         self.pools = pools_of(settings)
         self.state: Allocator | None = None
         self._reader, self._writer, self._store = reader, writer, store
         self._status, self._metrics = status, metrics
-        self._clock, self._wall_clock, self._request = clock, wall_clock, request_sync
+        self._clock, self._wall_clock = clock, wall_clock
         self._claims = ClaimLeases(
             reader=reader,
             writer=writer,
             namespace=settings.leader_elect_resource_namespace,
             enabled=settings.pod_cidr_claims == "lease",
         )
-        self._timer: asyncio.TimerHandle | None = None
-        self._count_timer: asyncio.TimerHandle | None = None
-        self._changed = False
+        metrics.blocks.read_from(self._usage)
         self._report = IpamReport(
             store=store,
             status=status,
@@ -124,8 +131,11 @@ class NodeIpam:
         own = self._cidrs.noticed(old, new, now=now)
         if self.state is not None:
             self.state.observe(old, new, now=now)
-            self._changed = True
         return own
+
+    def _usage(self) -> list[PoolUsage]:
+        """The pools' usage now (read when Prometheus scrapes the block counts)."""
+        return [] if self.state is None else usage(self.state, now=self._clock())
 
     @property
     def route_cidrs(self) -> tuple[Network, ...]:
@@ -134,13 +144,14 @@ class NodeIpam:
             return self.settings.route_cidrs
         return tuple(p.network for p in self.state.pools.all)
 
-    def routes_deleted(self, destinations: Collection[str]) -> None:
-        """The sync deleted these routes: their blocks' quarantine starts now."""
-        if self.state is not None and destinations:
-            now = self._clock()
-            self.state.quarantined.deleted(destinations, at=now)
-            self._wake(self.state, now)
-            self._recount(owed=True, now=now)
+    def routes_deleted(self, destinations: Collection[str]) -> Wake | None:
+        """The sync deleted these routes: their blocks' quarantine starts now. Returns when
+        to look again while Nodes wait (None: no need)."""
+        if self.state is None:
+            return None
+        now = self._clock()
+        self.state.quarantined.deleted(destinations, at=now)
+        return self._wake(self.state, now)
 
     # -- one step of a sync -------------------------------------------------------------------
 
@@ -156,17 +167,15 @@ class NodeIpam:
             self.state = await self._rebuild(routes or frozenset(), now)
         elif routes is not None:
             self.state.quarantined.listed(routes, at=now)
-        freed, errors = await self._reuse(self.state, now)
+        errors = await self._reuse(self.state, now)
         assigned, failed = await self._cidrs.write(self.state, now)
         hold = self.state.quarantined.awaits_listing(now)
-        changed, self._changed = bool(self._changed or freed or assigned), False
-        owed = await self._report.tell(self.state, now, hold=hold, changed=changed)
-        self._recount(owed=owed, now=now)
-        self._wake(self.state, now)
+        await self._report.tell(self.state, now, hold=hold)
         return Assigned(
             names=frozenset(assigned),
             cidrs=frozenset(str(c) for name in assigned for c in self.state.held(name)),
             errors=(*errors, *failed),
+            wake=self._wake(self.state, now),
         )
 
     async def _rebuild(self, routes: frozenset[str], now: float) -> Allocator:
@@ -203,45 +212,26 @@ class NodeIpam:
             return []
         return service_cidrs(objects)
 
-    async def _reuse(self, state: Allocator, now: float) -> tuple[int, list[KubeError]]:
-        """Free the blocks whose quarantine is over (their claims go first): how many."""
-        freed, errors = 0, []
+    async def _reuse(self, state: Allocator, now: float) -> list[KubeError]:
+        """Free the blocks whose quarantine is over (their claims go first)."""
+        errors = []
         for network in state.quarantined.reusable(now):
             error = await self._claims.release(network)
             if error is not None:
                 errors.append(error)
             else:
                 state.free(network)
-                freed += 1
-        return freed, errors
+        return errors
 
-    def _recount(self, *, owed: bool, now: float) -> None:
-        """Count the blocks again when the report's interval is up, if a count is owed, so
-        the gauges never keep a state that a sync changed (no sync needed for it)."""
-        if not owed or self._count_timer is not None or self.state is None:
-            return
-        state = self.state
-
-        def count() -> None:
-            self._count_timer = None
-            self._report.count(state, self._clock())
-
-        at = max(now, self._report.counted_at + USAGE_EVERY)
-        self._count_timer = asyncio.get_running_loop().call_at(at, count)
-
-    def _wake(self, state: Allocator, now: float) -> None:
-        """While Nodes wait, ask for a sync when a quarantined block may be reusable: at
-        once, on a fresh listing, when a block only waits for one."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+    def _wake(self, state: Allocator, now: float) -> Wake | None:
+        """While Nodes wait, when a quarantined block may be reusable: at once, on a fresh
+        listing, when a block only waits for one."""
         upcoming = state.quarantined.next_reuse() if self._report.short else None
         if upcoming is None:
-            return
+            return None
         if state.quarantined.awaits_listing(now):
             upcoming = (now, True)
         at, fresh = upcoming
         if at <= now and not fresh:  # past the delay, but the last listing still shows it
             at, fresh = now + max(USAGE_EVERY, self.settings.listing_max_age), True
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_at(max(at, now), self._request, fresh)
+        return Wake(at=max(at, now), fresh=fresh)
