@@ -24,6 +24,9 @@ class RecordingKube:
         self.patched_at: dict[str, float] = {}
         """Node name -> loop time of its last status patch."""
         self.events: list[dict[str, Any]] = []
+        """Every occurrence of an Event, in order (a repeat raises the stored one's count)."""
+        self.stored: dict[tuple[str, str], dict[str, Any]] = {}
+        """The Event objects as the API server would hold them, by namespace and name."""
         self.fail: dict[str, KubeError] = {}
         """Node name (or ``"event"``) -> the error its next writes raise."""
         self.calls: collections.Counter[str] = collections.Counter()
@@ -36,12 +39,32 @@ class RecordingKube:
         self.patches.append((name, patch))
         self.patched_at[name] = asyncio.get_running_loop().time()
 
-    async def create_event(self, event: dict[str, Any]) -> None:
-        """Record (or fail) one Event."""
+    async def create_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Record (or fail) one Event, stored by name (a later one of the same name replaces it)."""
         self.calls["event"] += 1
         if "event" in self.fail:
             raise self.fail["event"]
+        key = (event["metadata"].get("namespace", ""), event["metadata"].get("name", ""))
+        self.stored[key] = event
         self.events.append(event)
+        return event
+
+    async def get_event(self, namespace: str, name: str) -> dict[str, Any]:
+        """The Event as stored (404 if there is none)."""
+        try:
+            return self.stored[(namespace, name)]
+        except KeyError:
+            raise KubeError("events: not found", status=404) from None
+
+    async def patch_event(self, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        """Raise an Event's count (or fail): recorded as one more occurrence."""
+        self.calls["event"] += 1
+        if "event" in self.fail:
+            raise self.fail["event"]
+        event = {**await self.get_event(namespace, name), **patch}
+        self.stored[(namespace, name)] = event
+        self.events.append(event)
+        return event
 
     def conditions(self) -> dict[str, tuple[str, str]]:
         """Node name -> (status, reason) of the last patch written for it."""

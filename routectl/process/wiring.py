@@ -1,11 +1,14 @@
 """The one place a routectl service is put together.
 
 :func:`build_service` wires a provider, a Kubernetes client and settings into a
-:class:`~routectl.process.service.Service`: the provider behind the rate limiter, the Node store
+:class:`~routectl.process.service.Service`: the provider behind the gate, the Node store
 and informer feeding the change tracker and the queue, the sync's pieces, the controller,
-the worker's lease. ``routectl run``, the integration tests and the simulator all build
-through it, so what they run is what ships. :class:`Sources` carries the process's
-randomness and wall clock, created once and handed to whatever needs them.
+the worker's lease. The sync's pieces come from :func:`build_sync`, which the service's
+builder calls and the controller's unit tests call too (with a recording API and the fake
+cloud), so the rigs cannot drift from the service. ``routectl run``, the integration tests
+and the simulator all build through :func:`build_service`, so what they run is what ships.
+:class:`Sources` carries the process's randomness and wall clock, created once and handed
+to whatever needs them.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from routectl.cloud.listing import ListingCache
 from routectl.cloud.policy import call_policy
 from routectl.config import Settings
 from routectl.ipam.edge.metrics import IpamMetrics
-from routectl.ipam.edge.step import NodeIpam
+from routectl.ipam.edge.step import IpamApi, NodeIpam
 from routectl.kube import KubeClient
-from routectl.kube.events import EventRecorder
+from routectl.kube.events import EventApi, EventRecorder
 from routectl.kube.informer import Informer, NodeHandler, NodeStore
 from routectl.kube.node_status import FencedWriter, NodeStatus
 from routectl.model import NodeView
@@ -122,6 +125,81 @@ def gate(
     )
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SyncParts:
+    """What :func:`build_sync` puts together: the queue, the controller and what it uses."""
+
+    queue: CoalescingQueue
+    changes: Changes
+    status: NodeStatus
+    controller: Controller
+    ipam: NodeIpam | None
+
+
+def build_sync(
+    settings: Settings,
+    *,
+    kube: EventApi,
+    provider: RouteProvider,
+    store: NodeStore,
+    metrics: Metrics,
+    sources: Sources,
+    fence: Fence,
+    timeout: float,
+    ipam_api: IpamApi | None = None,
+) -> SyncParts:
+    """The sync's pieces over ``kube`` (Events aggregated, writes fenced) and ``provider``
+    (as given: :func:`build_service` hands it the gate); node IPAM over ``ipam_api`` when
+    the settings turn it on (and then ``ipam_api`` is required)."""
+    changes = Changes()
+    min_interval = settings.min_sync_interval
+    if settings.batch_writes and batch_capable(provider):
+        min_interval = max(min_interval, settings.batch_write_interval)
+    queue = CoalescingQueue(
+        batch_window=settings.batch_window, min_interval=min_interval, observer=metrics.workqueue
+    )
+    lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
+    status = NodeStatus(
+        kube=FencedWriter(EventRecorder(kube), fence=fence, timeout=timeout),
+        nodes=store,
+        lease=lease,
+        wall_clock=sources.wall_clock,
+        count_problem=lambda reason: metrics.problems.labels(reason=reason).inc(),
+    )
+    ipam = None
+    if settings.allocate_node_cidrs:
+        if ipam_api is None:
+            raise ValueError("node IPAM needs an API to read and write claims and Nodes")
+        ipam = NodeIpam(
+            settings=settings,
+            reader=ipam_api,
+            writer=FencedWriter(ipam_api, fence=fence, timeout=timeout),
+            store=store,
+            status=status,
+            metrics=IpamMetrics.create(metrics.registry),
+            clock=_loop_time,
+            wall_clock=sources.wall_clock,
+        )
+    controller = Controller(
+        settings=settings,
+        store=store,
+        changes=changes,
+        listing=ListingCache(
+            provider=provider,
+            cluster_cidrs=settings.route_cidrs,
+            max_age=settings.listing_max_age,
+            clock=_loop_time,
+        ),
+        provider=provider,
+        status=status,
+        metrics=metrics,
+        clock=_loop_time,
+        queue=queue,
+        ipam=ipam,
+    )
+    return SyncParts(queue=queue, changes=changes, status=status, controller=controller, ipam=ipam)
+
+
 def build_service(
     settings: Settings,
     *,
@@ -136,51 +214,20 @@ def build_service(
     the leader election uses ``election_kube``, its own client, when given."""
     fence = Fence(open_=not settings.leader_elect)
     gated = gate(provider, settings, metrics=metrics, sources=sources, fence=fence)
-    store, changes = NodeStore(), Changes()
-    min_interval = settings.min_sync_interval
-    if settings.batch_writes and batch_capable(gated):
-        min_interval = max(min_interval, settings.batch_write_interval)
-    queue = CoalescingQueue(
-        batch_window=settings.batch_window, min_interval=min_interval, observer=metrics.workqueue
-    )
-    lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
-    writer = FencedWriter(kube, fence=fence, timeout=kube.request_timeout)
-    status = NodeStatus(
-        kube=FencedWriter(EventRecorder(kube), fence=fence, timeout=kube.request_timeout),
-        nodes=store,
-        lease=lease,
-        wall_clock=sources.wall_clock,
-        count_problem=lambda reason: metrics.problems.labels(reason=reason).inc(),
-    )
-    ipam = None
-    if settings.allocate_node_cidrs:
-        ipam = NodeIpam(
-            settings=settings,
-            reader=kube,
-            writer=writer,
-            store=store,
-            status=status,
-            metrics=IpamMetrics.create(metrics.registry),
-            clock=_loop_time,
-            wall_clock=sources.wall_clock,
-        )
-    controller = Controller(
-        settings=settings,
-        store=store,
-        changes=changes,
-        listing=ListingCache(
-            provider=gated,
-            cluster_cidrs=settings.route_cidrs,
-            max_age=settings.listing_max_age,
-            clock=_loop_time,
-        ),
+    store = NodeStore()
+    parts = build_sync(
+        settings,
+        kube=kube,
         provider=gated,
-        status=status,
+        store=store,
         metrics=metrics,
-        clock=_loop_time,
-        queue=queue,
-        ipam=ipam,
+        sources=sources,
+        fence=fence,
+        timeout=kube.request_timeout,
+        ipam_api=kube,
     )
+    changes, queue, ipam = parts.changes, parts.queue, parts.ipam
+    lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
     informer = Informer(
         kube=kube,
         store=store,
@@ -207,7 +254,7 @@ def build_service(
         settings=settings,
         informer=informer,
         queue=queue,
-        controller=controller,
+        controller=parts.controller,
         elector=elector,
         provider=gated,
         metrics=metrics,

@@ -1,27 +1,29 @@
-"""The controller's orchestration, with the fake provider and a recording Kubernetes writer."""
+"""The controller's orchestration, built by the service's own build_sync, with the fake
+provider and a recording Kubernetes API."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import datetime
+import random
 from ipaddress import ip_network
 from typing import Any
 
 import pytest
 
-from routectl.cloud.listing import ListingCache
+from routectl.cloud.fence import Fence
 from routectl.cloud.policy import CallPolicy
 from routectl.config import Settings
 from routectl.errors import ProviderTerminalError, SyncFailedError
 from routectl.kube.informer import NodeStore
-from routectl.kube.node_status import NodeStatus
 from routectl.model import NodeView, Route
 from routectl.observe.metrics import Metrics
+from routectl.process.wiring import Sources, build_sync
 from routectl.provider import RouteProvider
 from routectl.sync.changes import Changes
 from routectl.sync.controller import Controller
-from routectl.sync.queue import Batch, CoalescingQueue
+from routectl.sync.queue import Batch
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from tests.fakes import RecordingKube, gated
 
@@ -59,28 +61,21 @@ def rig(
 ) -> Rig:
     cloud = cloud or FakeCloud()
     settings = Settings(cluster_cidrs=(ip_network("10.244.0.0/16"),), provider="fake", **overrides)
-    kube, store, changes, metrics = RecordingKube(), NodeStore(), Changes(), Metrics.create()
-    clock = asyncio.get_running_loop().time
-    provider = provider or FakeProvider.over(cloud, "c")
-    controller = Controller(
-        settings=settings,
+    kube, store, metrics = RecordingKube(), NodeStore(), Metrics.create()
+    parts = build_sync(
+        settings,
+        kube=kube,
+        provider=provider or FakeProvider.over(cloud, "c"),
         store=store,
-        changes=changes,
-        listing=ListingCache(
-            provider=provider, cluster_cidrs=settings.cluster_cidrs, max_age=300, clock=clock
-        ),
-        provider=provider,
-        status=NodeStatus(
-            kube=kube,
-            nodes=store,
-            lease=("kube-system", "routectl"),
-            wall_clock=lambda: datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
-            count_problem=lambda reason: None,
-        ),
         metrics=metrics,
-        clock=clock,
-        queue=CoalescingQueue(batch_window=0.0),
+        sources=Sources(
+            rng=random.Random(0),
+            wall_clock=lambda: datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
+        ),
+        fence=Fence(open_=True),
+        timeout=30.0,
     )
+    changes, controller = parts.changes, parts.controller
     return Rig(cloud, kube, store, changes, metrics, controller)
 
 

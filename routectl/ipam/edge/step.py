@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, Protocol
 
 from routectl.cidr import Network, canonical
 from routectl.cloud.listing import Listing
@@ -47,6 +47,10 @@ from routectl.kube.node_status import IpamWriter, NodeStatus
 from routectl.model import NodeView
 
 logger = logging.getLogger("routectl.ipam")
+
+
+class IpamApi(IpamReader, IpamWriter, Protocol):
+    """What node IPAM reads and writes (the API client; writes fenced by the caller)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
