@@ -171,12 +171,16 @@ def verdict(measure: Measure, results: Sequence[Result]) -> str:
         return f"tie: all {measure.show(best)}" if len(values) > 1 else measure.show(best)
     runner_up, name = others[0]
     if math.isinf(runner_up):
-        ratio = f"{name}: never"
+        beaten = f"{name}: never"
     elif best <= 0:
-        ratio = f"{name}: {measure.show(runner_up)}"
+        beaten = f"{name}: {measure.show(runner_up)}"
     else:
-        ratio = f"{runner_up / best:.3g}x {measure.unit} than {name} ({measure.show(runner_up)})"
-    return f"{' = '.join(winners)}: {measure.show(best)}\n{ratio}"
+        beaten = f"{_ratio(runner_up / best)} {measure.unit}: {name} {measure.show(runner_up)}"
+    return f"{' = '.join(winners)}: {measure.show(best)}\n{beaten}"
+
+
+def _ratio(value: float) -> str:
+    return f"{value:,.0f}x" if value >= 100 else f"{value:.3g}x"  # noqa: PLR2004
 
 
 def _same(a: float, b: float) -> bool:
@@ -189,8 +193,7 @@ def summary_table(results: Sequence[Result]) -> Table:
     t = Table(
         title=f"At a glance: {first.nodes} Nodes, seed {first.seed}, a cloud budget of "
         f"{first.cloud.qps:g} request/s (burst {first.cloud.burst}). Each cell: the winner "
-        "(lower is better), and by how much it beats the next best",
-        show_lines=True,
+        "(lower is better), then how many times better it is than the next best, named",
     )
     t.add_column("scenario")
     for measure in SUMMARY:
@@ -616,15 +619,19 @@ def _draw_cdf(axis: Any, r: Result, style: dict[str, Any], *, attribute: str) ->
 
 
 def _seconds_axis(axis: Any) -> None:
-    """A log axis of seconds labelled at 1, 2 and 5 of each decade, spanning at least one."""
+    """A log axis of seconds spanning at least one decade, labelled at 1, 2 and 5 of each
+    decade (at each power of ten only, where the data spans more than three decades)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: PLC0415
 
-    low, high = axis.get_xlim()
+    drawn = [x for line in axis.get_lines() for x in line.get_xdata() if x > 0]
+    low = min(drawn, default=1.0) / 1.6
+    high = max(max(drawn, default=1.0) * 1.6, low * 10)
     axis.set_xscale("log")
-    axis.set_xlim(max(low, 1e-3) / 1.6, max(high, low * 10) * 1.6)
-    axis.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_xlim(low, high)
+    labelled = (1.0,) if math.log10(high / low) > 3 else (1.0, 2.0, 5.0)  # noqa: PLR2004
+    axis.xaxis.set_major_locator(LogLocator(base=10, subs=labelled))
     axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    axis.xaxis.set_minor_locator(LogLocator(base=10, subs=(3.0, 4.0, 6.0, 7.0, 8.0, 9.0)))
+    axis.xaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
     axis.xaxis.set_minor_formatter(NullFormatter())
 
 
