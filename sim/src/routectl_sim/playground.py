@@ -211,7 +211,7 @@ async def serve(args: argparse.Namespace, *, out: TextIO, stop: asyncio.Event) -
         )
     )
     cloud.listeners.append(narrator.route_changed)
-    directory = args.dir or Path(tempfile.mkdtemp(prefix="routectl-playground-"))
+    directory = (args.dir or Path(tempfile.mkdtemp(prefix="routectl-playground-"))).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     server = FakeApiServer()
     await server.start(port=args.api_port)
