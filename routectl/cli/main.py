@@ -27,6 +27,8 @@ EXIT_USAGE = 2
 _KNOWN_ELSEWHERE = {
     "simulate": "routectl simulate comes with the routectl-sim distribution: "
     "pip install -e ./sim (from the repository)",
+    "playground": "routectl playground comes with the routectl-sim distribution: "
+    "pip install -e ./sim (from the repository)",
 }
 
 

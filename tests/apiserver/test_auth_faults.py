@@ -181,7 +181,7 @@ async def test_post_with_non_json_content_type_is_unsupported(server, session):
 async def test_unknown_path_and_method(server, session):
     """Unknown paths are 404 and unsupported methods 405, both as Status objects."""
     headers = {"Authorization": f"Bearer {TOKEN}"}
-    async with session.get(f"{server.url}/api/v1/pods", headers=headers) as response:
+    async with session.get(f"{server.url}/api/v1/configmaps", headers=headers) as response:
         missing = await response.json()
     async with session.post(f"{server.url}/api/v1/nodes/my-node", headers=headers) as response:
         method = await response.json()

@@ -62,6 +62,23 @@ def test_simulate_comes_from_the_sim_distribution() -> None:
     assert entry.dist.name == "routectl-sim"
 
 
+def test_playground_comes_from_the_sim_distribution() -> None:
+    """``routectl playground`` is registered by routectl-sim too."""
+    (entry,) = importlib.metadata.entry_points(group=COMMANDS_GROUP, name="playground")
+    assert entry.dist is not None
+    assert entry.dist.name == "routectl-sim"
+
+
+def test_playground_without_the_sim_distribution_says_where_it_is(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without routectl-sim installed, ``routectl playground`` exits 2 naming what to install."""
+    with pytest.raises(SystemExit) as exited:
+        main(["playground"], plugins={})
+    assert exited.value.code == 2
+    assert "routectl-sim" in capsys.readouterr().err
+
+
 def test_simulate_without_the_sim_distribution_says_where_it_is(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

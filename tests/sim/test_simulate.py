@@ -262,3 +262,27 @@ def test_one_command_sweeps_many_seeds(tmp_path, capsys) -> None:
     assert sweep["totals"] == {"chaos/routectl": dict.fromkeys(INVARIANTS, 0)}
     assert [run["seed"] for run in sweep["runs"]["chaos/routectl"]] == [11, 12]
     assert "2 seeds (11..12)" in capsys.readouterr().out
+
+
+MEASURED = ("cpu_seconds", "peak_rss_bytes")
+"""Real CPU time and memory: measured, so never the same twice."""
+
+
+def test_same_seed_gives_the_same_numbers_for_every_profile(tmp_path) -> None:
+    """Two runs with one seed write the same JSON, CPU and memory aside. A scale-up under
+    a budget the upstream profiles overrun holds many calls back at once until one instant,
+    so it shows any tie among simultaneous timers broken differently from run to run."""
+    outputs = []
+    for run in ("first", "again"):
+        out = tmp_path / f"{run}.json"
+        args = ["--scenario", "scale-up", "--nodes", "100", "--duration", "5m", "--jobs", "1"]
+        args += ["--profiles", "upstream-watch,upstream-periodic", "--json", str(out)]
+        assert main(["simulate", *args, "--no-plot"]) == 0
+        data = json.loads(out.read_text())
+        for profile in data["profiles"].values():
+            for name in MEASURED:
+                profile.pop(name)
+        outputs.append(data)
+    first, again = outputs
+    assert first["profiles"]["upstream-periodic"]["throttled"] > 0  # calls were held back
+    assert first == again

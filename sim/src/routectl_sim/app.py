@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -11,8 +13,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from routectl.cli.flags import parse_run_flags
 from routectl_sim.profiles import IPAM_SCENARIOS, SCENARIOS, profile_flags
 from routectl_sim.report import (
+    budget_notes,
     by_scenario,
+    legend_table,
     plot,
+    summary_table,
     sweep_table,
     table,
     write_json,
@@ -72,7 +77,9 @@ def _duration(
 ) -> float:
     """The run's length: as asked; by default 15 minutes, but a drift run then lasts until
     the profile's next full listing could have repaired the drift (its resync, jittered, or
-    its period), so the table shows when each profile repairs it instead of "never"."""
+    its period), so the table shows when each profile repairs it instead of "never". (Runs
+    of one length would cost minutes more: upstream-periodic syncing every 10 s for the
+    15 hours upstream-watch needs.)"""
     if asked is not None:
         return asked
     if scenario != "drift":
@@ -86,9 +93,22 @@ def _duration(
     return max(DEFAULT_DURATION, DRIFT_AT + horizon + 60.0)
 
 
+PIPED_WIDTH = 120
+"""Columns of the output when it is not a terminal (and ``COLUMNS`` does not say)."""
+
+
+def console() -> Console:
+    """The terminal's width, or a readable fixed one when piped."""
+    out = Console()
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out = Console(width=PIPED_WIDTH)
+    return out
+
+
 def simulate(args: argparse.Namespace, profiles: list[str]) -> int:
-    """Run, print a table per scenario, write JSON and plot if asked; 1 on a wrongful delete."""
-    console = Console()
+    """Run; print the summary, then a table per scenario and the legend; write the JSON and
+    its picture if asked; 1 on a broken invariant."""
+    out = console()
     jobs = jobs_for(args, profiles)
     columns = (
         TextColumn("{task.description}"),
@@ -96,7 +116,7 @@ def simulate(args: argparse.Namespace, profiles: list[str]) -> int:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=console, transient=True) as progress:
+    with Progress(*columns, console=out, transient=True) as progress:
         bar = progress.add_task("simulating", total=len(jobs))
 
         def done(result: Result) -> None:
@@ -105,18 +125,52 @@ def simulate(args: argparse.Namespace, profiles: list[str]) -> int:
             )
 
         results = run_jobs(jobs, workers=args.jobs, on_done=done)
+    written: list[Path] = []
     if args.seeds > 1:
-        console.print(sweep_table(results))
+        out.print(sweep_table(results))
         if args.json is not None:
             write_sweep_json(args.json, results)
+            written.append(args.json)
     else:
-        for group in by_scenario(results).values():
-            console.print(table(group))
+        report(out, results)
         if args.json is not None:
             write_json(args.json, results, many=args.scenario in ("all", "ipam"))
-    if args.plot is not None:
-        plot(args.plot, results)
+            written.append(args.json)
+        picture = picture_path(args)
+        if picture is not None:
+            plot(picture, results)
+            written.append(picture)
+    if written:
+        out.print(f"Wrote {', '.join(map(str, written))}.")
+    if args.json is not None and not args.can_plot and not args.no_plot:
+        out.print("No picture: pip install 'routectl-sim[plot]' (matplotlib) to draw one.")
+    elif args.json is None and args.seeds == 1:
+        out.print(
+            "--json FILE writes these numbers as JSON and draws them beside it (FILE with .png)."
+        )
     return 1 if any(broken(r) for r in results) else 0
+
+
+def report(out: Console, results: list[Result]) -> None:
+    """The summary and what it needs said, then one table per scenario, then the legend."""
+    out.print(summary_table(results))
+    for note in budget_notes(results):
+        out.print(f"[bold]Note[/bold] {note}", highlight=False)
+    for group in by_scenario(results).values():
+        out.print(table(group))
+    out.print(legend_table())
+
+
+def picture_path(args: argparse.Namespace) -> Path | None:
+    """Where to draw: ``--plot``, else beside ``--json`` (same name, ``.png``), unless
+    ``--no-plot`` (or matplotlib is missing, which the command checked)."""
+    if args.no_plot or args.seeds > 1:
+        return None
+    if args.plot is not None:
+        return Path(args.plot)
+    if args.json is not None and args.can_plot:
+        return Path(args.json).with_suffix(".png")
+    return None
 
 
 SAFETY = (

@@ -69,10 +69,12 @@ class Scripted:
 
 
 class CloudServer:
-    """Serves ``cloud`` on 127.0.0.1 (an ephemeral port); ``url`` once started."""
+    """Serves ``cloud`` on 127.0.0.1 (``port``, by default an ephemeral one); ``url`` once
+    started."""
 
-    def __init__(self, cloud: FakeCloud | None = None) -> None:
+    def __init__(self, cloud: FakeCloud | None = None, *, port: int = 0) -> None:
         self.cloud = cloud or FakeCloud()
+        self.port = port
         self.requests: list[CloudRequest] = []
         self.also_listed: list[dict[str, object]] = []
         """Raw entries added to every listing answer, as a garbled cloud would list them."""
@@ -89,7 +91,7 @@ class CloudServer:
         app.router.add_delete("/clusters/{cluster}/routes/{name}", self._delete)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         host, port = self._runner.addresses[0][:2]
         self.url = f"http://{host}:{port}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -112,8 +113,15 @@ def add_simulate(commands: Any) -> None:
     p.add_argument(
         "--jobs", type=int, default=min(2, os.cpu_count() or 1), help="simulations run at once"
     )
-    p.add_argument("--json", type=Path, help="write the results as JSON to this file")
-    p.add_argument("--plot", type=Path, help="write a PNG plot of calls over time and latency CDFs")
+    p.add_argument(
+        "--json",
+        type=Path,
+        help="write the results as JSON to this file, and draw them beside it (the same name "
+        "with .png: cloud calls over time and latency CDFs per scenario; needs matplotlib, "
+        "pip install 'routectl-sim[plot]')",
+    )
+    p.add_argument("--plot", type=Path, help="draw the PNG to this file instead")
+    p.add_argument("--no-plot", action="store_true", help="draw no PNG")
 
 
 def _profiles(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
@@ -172,11 +180,9 @@ def run_simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         parser.error("--seeds: must be >= 1")
     if args.cloud_qps <= 0 or args.cloud_burst < 1 or (args.duration or 1) <= 0:
         parser.error("--cloud-qps and --duration must be > 0, --cloud-burst >= 1")
-    if args.plot is not None:
-        try:
-            import matplotlib  # noqa: F401, PLC0415
-        except ImportError:
-            parser.error("--plot needs matplotlib: pip install 'routectl-sim[plot]'")
+    args.can_plot = importlib.util.find_spec("matplotlib") is not None
+    if args.plot is not None and not args.no_plot and not args.can_plot:
+        parser.error("--plot needs matplotlib: pip install 'routectl-sim[plot]'")
     from routectl_sim.app import simulate  # noqa: PLC0415 -- heavy, only when simulating
 
     return simulate(args, profiles)

@@ -5,6 +5,10 @@ a fresh simulated cloud and the same seeded workload; the controller is routectl
 :class:`~routectl.process.service.Service`, configured from the profile's flags, talking HTTP.
 A profile's companions (KCM's allocator in ``kcm+…``) run beside it in the same loop,
 talking HTTP to the same server; their CPU is not the controller's.
+
+The same job gives the same numbers every time (CPU and memory aside): the loop is
+:class:`SequencedLoop`, whose timers due at one instant run in the order they were set,
+so real socket timing cannot reorder simultaneous virtual-time events.
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import dataclasses
 import datetime
+import heapq
+import itertools
 import logging
 import multiprocessing
 import random
@@ -55,7 +62,61 @@ from routectl_sim.profiles import (
 )
 from routectl_sim.workload import CLUSTER, DRIVERS, EPOCH, Sim, setup
 
-SimLoop = looptime.make_event_loop_class(MeteredLoop)
+
+class _SequencedTimer(asyncio.TimerHandle):
+    """A timer that orders after every timer scheduled before it for the same instant."""
+
+    __slots__ = ("_sequence",)
+
+    def __init__(self, when: float, sequence: int, *args: Any) -> None:
+        super().__init__(when, *args)
+        self._sequence = sequence
+
+    def __lt__(self, other: object) -> bool:
+        if isinstance(other, _SequencedTimer):
+            return (self.when(), self._sequence) < (other.when(), other._sequence)
+        return NotImplemented
+
+    def __gt__(self, other: object) -> bool:
+        if isinstance(other, _SequencedTimer):
+            return (self.when(), self._sequence) > (other.when(), other._sequence)
+        return NotImplemented
+
+
+class SequencedLoop(MeteredLoop):
+    """A metered loop whose timers due at the same instant run in the order they were set.
+
+    asyncio keeps timers in a heap, which is not stable: which of two timers due at the
+    same instant runs first depends on the heap's history, and on a virtual clock that
+    history includes every timer set while real socket I/O was being answered (the fake
+    API server and the controller talk HTTP over loopback). So two runs with one seed
+    could wake simultaneous waiters (calls held back by a cloud's Retry-After, say) in
+    different orders, and a cloud budget then let different calls through. Ordering ties
+    by when each timer was set makes a run depend on its seed alone.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._timers_set = itertools.count()
+
+    def call_at(  # type: ignore[override]
+        self,
+        when: float,
+        callback: Callable[..., object],
+        *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.TimerHandle:
+        """Schedule ``callback`` at ``when``, metered, after the timers set for ``when``."""
+        self._check_closed()  # type: ignore[attr-defined]
+        timer = _SequencedTimer(
+            when, next(self._timers_set), self._metered, (callback, *args), self, context
+        )
+        heapq.heappush(self._scheduled, timer)  # type: ignore[attr-defined]
+        timer._scheduled = True  # type: ignore[attr-defined]  # noqa: SLF001
+        return timer
+
+
+SimLoop = looptime.make_event_loop_class(SequencedLoop)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,6 +27,7 @@ from routectl_sim.apiserver.encoding import JSON_CONTENT_TYPE, json_response
 from routectl_sim.apiserver.listing import list_objects, parse_list_options
 from routectl_sim.apiserver.registry import PATCH_TYPES, Registry, Result
 from routectl_sim.apiserver.status import ApiError, JsonObj, bad_request, build_status
+from routectl_sim.apiserver.tables import node_table, wants_table
 from routectl_sim.apiserver.watch import Watch, WatchSettings, serve_watch
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -133,10 +134,23 @@ class ResourceEndpoints:
             namespace=namespace,
             max_chunk=self.settings.max_list_chunk,
         )
+        if self._table(request):
+            return json_response(
+                node_table(
+                    listed["items"],
+                    metadata=listed["metadata"],
+                    include=request.query.get("includeObject", "Metadata"),
+                )
+            )
         listed["items"] = [self._item(obj) for obj in listed["items"]]
         view = self.registry.strategy.view
         listed["kind"], listed["apiVersion"] = view.list_kind, view.api_version
         return json_response(listed)
+
+    def _table(self, request: web.Request) -> bool:
+        """``kubectl get`` asks Nodes as a Table (other kinds: served as lists)."""
+        view = self.registry.strategy.view
+        return view.kind == "Node" and wants_table(request.headers.get("Accept", ""))
 
     def _item(self, obj: JsonObj) -> JsonObj:
         typed = self.registry.present(obj)
@@ -168,7 +182,12 @@ class ResourceEndpoints:
     async def read(self, request: web.Request) -> web.StreamResponse:
         """GET of one object (or its status subresource)."""
         name, namespace = request.match_info["name"], request.match_info.get("namespace")
-        return json_response(self.registry.get(name, namespace=namespace))
+        found = self.registry.get(name, namespace=namespace)
+        if self._table(request) and not request.path.endswith("/status"):
+            metadata = {"resourceVersion": found["metadata"].get("resourceVersion", "")}
+            include = request.query.get("includeObject", "Metadata")
+            return json_response(node_table([found], metadata=metadata, include=include))
+        return json_response(found)
 
     async def replace(self, request: web.Request, *, subresource: str = "") -> web.StreamResponse:
         """PUT."""

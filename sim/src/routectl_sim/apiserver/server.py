@@ -17,7 +17,10 @@ Promises:
   :attr:`~FakeApiServer.hang` (requests stall until it is cleared),
   :meth:`~FakeApiServer.expire_history`, :meth:`~FakeApiServer.drop_watches` and
   :meth:`~FakeApiServer.end_watches`;
-* every request is recorded in :attr:`~FakeApiServer.requests`.
+* every request is recorded in :attr:`~FakeApiServer.requests`;
+* kubectl works against it (``get``, ``apply``, ``describe`` of Nodes): discovery and
+  OpenAPI v3 paths (:mod:`.discovery`), Nodes as a ``Table`` when the client asks for one
+  (:mod:`.tables`), and Pods as an always-empty list.
 
 It serves JSON only (406 otherwise, as recorded), has no server-side apply, no namespaces
 objects, no admission beyond the node not-ready taint, and no managedFields.
@@ -35,6 +38,7 @@ from typing import Any, Self
 
 from aiohttp import web
 
+from routectl_sim.apiserver import discovery
 from routectl_sim.apiserver.auth import Authorizer, request_info
 from routectl_sim.apiserver.encoding import json_response
 from routectl_sim.apiserver.faults import Faults
@@ -67,10 +71,21 @@ _NOT_ACCEPTABLE = (
 VERSION_INFO = {
     "major": "1",
     "minor": "36",
+    "emulationMajor": "1",
+    "emulationMinor": "36",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "35",
     "gitVersion": "v1.36.2",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2026-11-01T00:00:00Z",
+    "goVersion": "go1.25.0",
+    "compiler": "gc",
     "platform": "linux/amd64",
 }
-"""What ``/version`` answers (the fixtures were recorded from v1.36.2)."""
+"""What ``/version`` answers: every field of ``version.Info`` (typed clients refuse a
+missing one); the fixtures were recorded from v1.36.2, whose commit, build date and Go
+version were not recorded, so those three are placeholders."""
 
 
 @dataclasses.dataclass(slots=True, kw_only=True)
@@ -169,15 +184,24 @@ class FakeApiServer:
         service_cidrs = ResourceEndpoints(registry=self._service_cidrs, settings=settings)
         app.add_routes(service_cidrs.routes("/apis/networking.k8s.io/v1", namespaced=False))
         app.add_routes([web.get("/version", self._version, allow_head=False)])
+        app.add_routes([web.get("/version/", self._version, allow_head=False)])
+        app.add_routes(
+            [
+                web.get("/api/v1/pods", self._no_pods, allow_head=False),
+                web.get("/api/v1/namespaces/{namespace}/pods", self._no_pods, allow_head=False),
+                web.get("/api/v1/namespaces/{namespace}/pods/{name}", self._no_pod),
+            ]
+        )
+        app.add_routes(discovery.routes())
         for probe in ("/healthz", "/livez", "/readyz"):
             app.add_routes([web.get(probe, self._probe, allow_head=False)])
         return app
 
-    async def start(self) -> None:
-        """Serve on a free port of 127.0.0.1 and set :attr:`url`."""
+    async def start(self, *, port: int = 0) -> None:
+        """Serve on ``port`` (by default a free one) of 127.0.0.1 and set :attr:`url`."""
         runner = web.AppRunner(self.build_app(), access_log=None, shutdown_timeout=5.0)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
+        site = web.TCPSite(runner, "127.0.0.1", port)
         await site.start()
         self._runner = runner
         host, port = runner.addresses[0][:2]
@@ -447,6 +471,19 @@ class FakeApiServer:
     @staticmethod
     async def _version(request: web.Request) -> web.StreamResponse:
         return json_response(VERSION_INFO)
+
+    async def _no_pods(self, request: web.Request) -> web.StreamResponse:
+        """Pods are never stored here: every listing is empty (kubectl describe node asks)."""
+        metadata = {"resourceVersion": str(self._revision.value)}
+        return json_response(
+            {"kind": "PodList", "apiVersion": "v1", "metadata": metadata, "items": []}
+        )
+
+    @staticmethod
+    async def _no_pod(request: web.Request) -> web.StreamResponse:
+        name = request.match_info["name"]
+        details = {"name": name, "kind": "pods"}
+        raise ApiError(build_status(code=404, message=f'pods "{name}" not found', details=details))
 
     @staticmethod
     async def _probe(request: web.Request) -> web.StreamResponse:
