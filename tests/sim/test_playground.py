@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from routectl.cli import main
+from routectl.cli.main import main
 
 pytestmark = pytest.mark.integration
 
