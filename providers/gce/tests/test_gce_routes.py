@@ -5,6 +5,8 @@ and requests that must never leave once their call is cancelled."""
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator
@@ -437,3 +439,54 @@ async def test_one_job_sends_one_request(fake: FakeCompute) -> None:
     await cloud.aclose()
     assert budget.spent == 1
     assert len(fake.requests) == 1
+
+
+# -- credentials as the CCM finds them -------------------------------------------------------
+
+
+FIND_CREDENTIALS = """
+import asyncio, sys
+from routectl.model import Route
+from routectl_gce import GceProvider
+
+async def main():
+    provider = GceProvider(cluster_name="kubernetes", options={"cloud-config": sys.argv[1]})
+    route = Route(target_node="node-a", destination_cidr="10.244.1.0/24")
+    await provider.create_route(route, name_hint=sys.argv[2])
+    print(*[r.target_node for r in await provider.list_routes()])
+    await provider.aclose()
+
+asyncio.run(main())
+"""
+
+
+async def test_the_vms_service_account_is_used(fake: FakeCompute, tmp_path: Any) -> None:
+    """Without injected credentials a process finds what the CCM finds on a VM: the
+    metadata server's service account and project (gce.conf names neither); its token goes
+    with every request. (A process of its own: google.auth reads GCE_METADATA_HOST once.)"""
+    conf = tmp_path / "gce.conf"
+    conf.write_text(f"[Global]\nnetwork-name = default\napi-endpoint = {fake.url}/compute/v1/\n")
+    host = fake.url.removeprefix("http://")
+    environ = {
+        **os.environ,
+        "GCE_METADATA_HOST": host,
+        "GCE_METADATA_IP": host,
+        "CLOUDSDK_CONFIG": str(tmp_path),  # no gcloud credentials
+    }
+    environ.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        FIND_CREDENTIALS,
+        str(conf),
+        UID_A,
+        env=environ,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()[-2000:]
+    assert out.decode().split() == ["node-a"]
+    assert set(fake.tokens) == {"token-1"}
+    assert sum(1 for r in fake.metadata_requests if "/default/token" in r) == 1
+    assert "/computeMetadata/v1/project/project-id" in fake.metadata_requests

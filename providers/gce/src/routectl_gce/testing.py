@@ -18,7 +18,11 @@ through its REST transport:
 * a route's ``warnings`` carry ``NEXT_HOP_INSTANCE_NOT_FOUND`` while its next hop instance
   does not exist; an insert past :attr:`FakeCompute.routes_quota` ends in the operation
   error ``QUOTA_EXCEEDED`` (the route is not made);
-* ``GET .../zones/{z}/instances/{name}`` and ``GET .../aggregated/instances`` (``filter``).
+* ``GET .../zones/{z}/instances/{name}`` and ``GET .../aggregated/instances`` (``filter``);
+* a metadata server (``/``, ``/computeMetadata/v1/...``: the instance's service account,
+  its token, the project), so google.auth's application default credentials find a VM's
+  account against the fake as they would on GCE (``GCE_METADATA_HOST``); the bearer token
+  of every Compute request is kept in :attr:`FakeCompute.tokens`.
 
 Faults: :meth:`FakeCompute.fail_next` answers the next matching request with an error
 (``rateLimitExceeded`` 403, 429, 5xx, ...), :meth:`FakeCompute.fail_next_operation` makes the
@@ -102,6 +106,10 @@ class FakeCompute:
         self.instances: dict[str, dict[str, Any]] = {}  # selfLink -> instance
         self.operations: dict[str, _Operation] = {}
         self.requests: list[str] = []
+        self.tokens: list[str] = []
+        """The bearer token of each Compute request ("" when it had none)."""
+        self.metadata_requests: list[str] = []
+        """Requests to the fake metadata server, kept apart from Compute's."""
         self.page_size = 500
         """Routes per page at most (the API's maximum is 500)."""
         self.routes_quota = 250
@@ -201,6 +209,8 @@ class FakeCompute:
         app.router.add_post(f"{base}/global/operations/{{op}}/wait", self._wait_operation)
         app.router.add_get(f"{base}/zones/{{zone}}/instances/{{name}}", self._get_instance)
         app.router.add_get(f"{base}/aggregated/instances", self._aggregated_instances)
+        app.router.add_get("/", self._metadata_ping)
+        app.router.add_get("/computeMetadata/v1/{path:.*}", self._metadata)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()
@@ -214,7 +224,12 @@ class FakeCompute:
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path == "/" or request.path.startswith("/computeMetadata/"):
+            self.metadata_requests.append(request.path_qs)
+            response: web.StreamResponse = await handler(request)
+            return response
         self.requests.append(f"{request.method} {request.path}")
+        self.tokens.append(request.headers.get("Authorization", "").removeprefix("Bearer "))
         if request.match_info.get("project") not in {None, self.project}:
             return _error(
                 404,
@@ -225,13 +240,39 @@ class FakeCompute:
             if fault.method in {"", request.method} and fault.path_part in request.path:
                 self._faults.remove(fault)
                 return _error(fault.status, fault.reason, fault.message, fault.headers)
-        response: web.StreamResponse = await handler(request)
+        response = await handler(request)
         lose = self._lose_next
         if lose == request.method and "/global/routes" in request.path and request.transport:
             self._lose_next = None
             self._finish_all()
             request.transport.abort()
         return response
+
+    # -- the metadata server (GCE_METADATA_HOST / GCE_METADATA_IP point here) -------------
+
+    async def _metadata_ping(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok", headers={"Metadata-Flavor": "Google"})
+
+    async def _metadata(self, request: web.Request) -> web.Response:
+        """The instance's service account and token, and the project, as a VM sees them."""
+        if request.headers.get("Metadata-Flavor") != "Google":
+            return web.Response(status=403, text="Missing Metadata-Flavor:Google header.")
+        path = request.match_info["path"]
+        flavor = {"Metadata-Flavor": "Google"}
+        account = "instance/service-accounts/default/"
+        if path == "project/project-id":
+            return web.Response(text=self.project, headers=flavor)
+        if path == account:
+            scopes = ["https://www.googleapis.com/auth/compute"]
+            info = {"aliases": ["default"], "email": "node@fake.iam", "scopes": scopes}
+            return web.json_response(info, headers=flavor)
+        if path == f"{account}token":
+            number = sum(1 for r in self.metadata_requests if "/token" in r)
+            token = {"access_token": f"token-{number}", "expires_in": 3599, "token_type": "Bearer"}
+            return web.json_response(token, headers=flavor)
+        if path == "universe/universe-domain":
+            return web.Response(text="googleapis.com", headers=flavor)
+        return web.Response(status=404, text="not found", headers=flavor)
 
     # -- routes -----------------------------------------------------------------------------
 
