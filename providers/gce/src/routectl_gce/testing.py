@@ -33,6 +33,7 @@ request received.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import dataclasses
 import itertools
@@ -43,6 +44,8 @@ from aiohttp import web
 
 BASE = "https://www.googleapis.com/compute/v1"
 NOT_FOUND_WARNING = "NEXT_HOP_INSTANCE_NOT_FOUND"
+WAIT_LIMIT = 120.0
+"""``globalOperations.wait`` returns after about two minutes even if not DONE (API docs)."""
 CLAUSE = re.compile(
     r"""\(?\s*([A-Za-z][A-Za-z0-9_.]*)\s+(eq|ne|=|!=)\s+("[^"]*"|'[^']*'|[^\s()]+)\s*\)?"""
 )
@@ -84,6 +87,7 @@ class _Operation:
     effect: Any  # Callable[[], dict | None]: makes the change, or returns the error body
     waits_left: int
     polls: int = 0
+    due: float = 0.0
 
 
 @dataclasses.dataclass(slots=True)
@@ -116,6 +120,9 @@ class FakeCompute:
         """Routes the project may hold (the ``ROUTES`` quota)."""
         self.waits_per_operation = 1
         """``wait`` requests an operation needs before it is ``DONE``."""
+        self.operation_seconds = 0.0
+        """If above 0: an operation ends this long (loop time) after it began, whoever asks;
+        a ``wait`` is held until then (at most :data:`WAIT_LIMIT` seconds, as the API)."""
         self.url = ""
         self._faults: collections.deque[_Fault] = collections.deque()
         self._operation_errors: collections.deque[tuple[str, str, int]] = collections.deque()
@@ -399,9 +406,11 @@ class FakeCompute:
         if self._operation_errors:
             code, message, status = self._operation_errors.popleft()
             error = _operation_error(code, message, status)
-            self.operations[name] = _Operation(body, lambda: error, self.waits_per_operation)
+            op = _Operation(body, lambda: error, self.waits_per_operation)
         else:
-            self.operations[name] = _Operation(body, effect, self.waits_per_operation)
+            op = _Operation(body, effect, self.waits_per_operation)
+        op.due = asyncio.get_running_loop().time() + self.operation_seconds
+        self.operations[name] = op
         return dict(body)
 
     def _pending(self, route: str) -> bool:
@@ -421,16 +430,23 @@ class FakeCompute:
             op.body.update(failure)
 
     def _finish_all(self) -> None:
-        """Operations nobody follows end on their own before the next read."""
+        """Operations nobody follows end on their own before the next read (when due)."""
+        now = asyncio.get_running_loop().time()
         for op in list(self.operations.values()):
-            self._finish(op)
+            if not self.operation_seconds or op.due <= now:
+                self._finish(op)
 
     async def _get_operation(self, request: web.Request) -> web.Response:
         op = self.operations.get(request.match_info["op"])
         if op is None:
             return _not_found(self.project, "operations", request.match_info["op"])
         op.polls += 1
-        if op.polls > op.waits_left:
+        if self.operation_seconds:
+            if op.due <= asyncio.get_running_loop().time():
+                self._finish(op)
+            elif op.body["status"] == "PENDING":
+                op.body.update(status="RUNNING", startTime="2026-12-01T00:00:00.500-08:00")
+        elif op.polls > op.waits_left:
             self._finish(op)
         elif op.body["status"] == "PENDING":
             op.body.update(status="RUNNING", startTime="2026-12-01T00:00:00.500-08:00")
@@ -440,10 +456,16 @@ class FakeCompute:
         op = self.operations.get(request.match_info["op"])
         if op is None:
             return _not_found(self.project, "operations", request.match_info["op"])
-        op.waits_left -= 1
-        if op.waits_left <= 0:
-            self._finish(op)
+        if self.operation_seconds:
+            loop = asyncio.get_running_loop()
+            await asyncio.sleep(min(max(op.due - loop.time(), 0.0), WAIT_LIMIT))
+            if op.due <= loop.time():
+                self._finish(op)
+        elif op.waits_left > 1:
+            op.waits_left -= 1
         else:
+            self._finish(op)
+        if op.body["status"] != "DONE":
             op.body.update(status="RUNNING", startTime="2026-12-01T00:00:00.500-08:00")
         return web.json_response(op.body)
 
