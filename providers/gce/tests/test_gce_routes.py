@@ -460,12 +460,10 @@ asyncio.run(main())
 """
 
 
-async def test_the_vms_service_account_is_used(fake: FakeCompute, tmp_path: Any) -> None:
-    """Without injected credentials a process finds what the CCM finds on a VM: the
-    metadata server's service account and project (gce.conf names neither); its token goes
-    with every request. (A process of its own: google.auth reads GCE_METADATA_HOST once.)"""
-    conf = tmp_path / "gce.conf"
-    conf.write_text(f"[Global]\nnetwork-name = default\napi-endpoint = {fake.url}/compute/v1/\n")
+async def run_with_credentials_of_a_vm(fake: FakeCompute, tmp_path: Any, conf: str) -> str:
+    """Run FIND_CREDENTIALS in a process whose metadata server is the fake; its output."""
+    path = tmp_path / "gce.conf"
+    path.write_text(conf)
     host = fake.url.removeprefix("http://")
     environ = {
         **os.environ,
@@ -478,7 +476,7 @@ async def test_the_vms_service_account_is_used(fake: FakeCompute, tmp_path: Any)
         sys.executable,
         "-c",
         FIND_CREDENTIALS,
-        str(conf),
+        str(path),
         UID_A,
         env=environ,
         stdout=asyncio.subprocess.PIPE,
@@ -486,7 +484,33 @@ async def test_the_vms_service_account_is_used(fake: FakeCompute, tmp_path: Any)
     )
     out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 0, err.decode()[-2000:]
-    assert out.decode().split() == ["node-a"]
+    return out.decode()
+
+
+async def test_the_vms_service_account_is_used(fake: FakeCompute, tmp_path: Any) -> None:
+    """Without injected credentials a process finds what the CCM finds on a VM: the
+    metadata server's service account and project (gce.conf names neither); its token goes
+    with every request. (A process of its own: google.auth reads GCE_METADATA_HOST once.)"""
+    conf = f"[Global]\nnetwork-name = default\napi-endpoint = {fake.url}/compute/v1/\n"
+    out = await run_with_credentials_of_a_vm(fake, tmp_path, conf)
+    assert out.split() == ["node-a"]
     assert set(fake.tokens) == {"token-1"}
     assert sum(1 for r in fake.metadata_requests if "/default/token" in r) == 1
     assert "/computeMetadata/v1/project/project-id" in fake.metadata_requests
+
+
+async def test_a_token_url_is_asked_as_the_ccm_asks_it(fake: FakeCompute, tmp_path: Any) -> None:
+    """token-url: token-body is POSTed with the VM account's token (AltTokenSource), and
+    the token it answers goes with every Compute request."""
+    conf = (
+        "[Global]\n"
+        f"project-id = {fake.project}\n"
+        "network-name = default\n"
+        f"api-endpoint = {fake.url}/compute/v1/\n"
+        f"token-url = {fake.url}/alt-token\n"
+        'token-body = "{\\"cluster\\": \\"c\\"}"\n'
+    )
+    out = await run_with_credentials_of_a_vm(fake, tmp_path, conf)
+    assert out.split() == ["node-a"]
+    assert fake.alt_token_calls == [("Bearer token-1", '{"cluster": "c"}')]
+    assert set(fake.tokens) == {"alt-token-1"}

@@ -81,7 +81,7 @@ class GceOptions:
     node_tags: tuple[str, ...] = ()
     threads: int = DEFAULT_THREADS
     wait_seconds: float = DEFAULT_WAIT_SECONDS
-    """How long one ``globalOperations.wait`` request may wait for an operation's end."""
+    """How long one ``globalOperations.wait`` request is waited for before another is sent."""
 
     @property
     def zonal(self) -> bool:

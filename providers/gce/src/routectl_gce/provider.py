@@ -333,7 +333,7 @@ class GceProvider:
                 operation = await self._cloud.request(
                     "globalOperations.wait",
                     lambda c: c.operations.wait(
-                        project=project, operation=name, retry=None, timeout=wait + REQUEST_SECONDS
+                        project=project, operation=name, retry=None, timeout=wait
                     ),
                     not_found=lambda message: _OperationGoneError(f"operation {name}: {message}"),
                 )

@@ -22,7 +22,9 @@ through its REST transport:
 * a metadata server (``/``, ``/computeMetadata/v1/...``: the instance's service account,
   its token, the project), so google.auth's application default credentials find a VM's
   account against the fake as they would on GCE (``GCE_METADATA_HOST``); the bearer token
-  of every Compute request is kept in :attr:`FakeCompute.tokens`.
+  of every Compute request is kept in :attr:`FakeCompute.tokens`; ``POST /alt-token`` is
+  a token-url endpoint as the CCM's AltTokenSource expects (``{"accessToken",
+  "expireTime"}``).
 
 Faults: :meth:`FakeCompute.fail_next` answers the next matching request with an error
 (``rateLimitExceeded`` 403, 429, 5xx, ...), :meth:`FakeCompute.fail_next_operation` makes the
@@ -114,6 +116,8 @@ class FakeCompute:
         """The bearer token of each Compute request ("" when it had none)."""
         self.metadata_requests: list[str] = []
         """Requests to the fake metadata server, kept apart from Compute's."""
+        self.alt_token_calls: list[tuple[str, str]] = []
+        """(Authorization, body) of each POST to the token-url endpoint ``/alt-token``."""
         self.page_size = 500
         """Routes per page at most (the API's maximum is 500)."""
         self.routes_quota = 250
@@ -216,6 +220,7 @@ class FakeCompute:
         app.router.add_post(f"{base}/global/operations/{{op}}/wait", self._wait_operation)
         app.router.add_get(f"{base}/zones/{{zone}}/instances/{{name}}", self._get_instance)
         app.router.add_get(f"{base}/aggregated/instances", self._aggregated_instances)
+        app.router.add_post("/alt-token", self._alt_token)
         app.router.add_get("/", self._metadata_ping)
         app.router.add_get("/computeMetadata/v1/{path:.*}", self._metadata)
         self._runner = web.AppRunner(app, access_log=None)
@@ -231,7 +236,7 @@ class FakeCompute:
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if request.path == "/" or request.path.startswith("/computeMetadata/"):
+        if request.path in {"/", "/alt-token"} or request.path.startswith("/computeMetadata/"):
             self.metadata_requests.append(request.path_qs)
             response: web.StreamResponse = await handler(request)
             return response
@@ -256,6 +261,16 @@ class FakeCompute:
         return response
 
     # -- the metadata server (GCE_METADATA_HOST / GCE_METADATA_IP point here) -------------
+
+    async def _alt_token(self, request: web.Request) -> web.Response:
+        """The CCM's token-url: POSTed token-body, as the VM's account; answers a token."""
+        self.alt_token_calls.append(
+            (request.headers.get("Authorization", ""), (await request.read()).decode())
+        )
+        number = len(self.alt_token_calls)
+        return web.json_response(
+            {"accessToken": f"alt-token-{number}", "expireTime": "2099-01-01T00:00:00Z"}
+        )
 
     async def _metadata_ping(self, request: web.Request) -> web.Response:
         return web.Response(text="ok", headers={"Metadata-Flavor": "Google"})
