@@ -42,11 +42,11 @@ from google.auth.credentials import AnonymousCredentials
 from routectl_gce import GceProvider
 from routectl_gce.testing import FakeCompute
 
-from routectl.flags import parse_run_flags
+from routectl.cli.flags import parse_run_flags
 from routectl.kube import KubeClient
-from routectl.metrics import Metrics
+from routectl.observe.metrics import Metrics
+from routectl.process.wiring import Plugin, Sources, build_service, new_budget
 from routectl.ratelimit import TokenBucket
-from routectl.wiring import Plugin, Sources, build_service, new_budget
 from routectl_sim.apiserver import FakeApiServer
 
 ZONES = ("us-central1-a", "us-central1-b", "us-central1-c")

@@ -10,7 +10,7 @@ import pytest
 from routectl_gce import GceProvider
 from routectl_gce.options import DEFAULT_ENDPOINT, parse_options
 
-from routectl.ccm import parse_cloud_config
+from routectl.config.ccm import parse_cloud_config
 from routectl.errors import ConfigError
 
 # A gce.conf as cloud-provider-gcp's TestReadConfigFile writes it (its token-url made a URL).
