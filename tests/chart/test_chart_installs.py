@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import helm_python
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
@@ -186,3 +187,12 @@ def test_a_self_signed_certificate_is_the_only_case_that_skips_verification(
     assert endpoint["authorization"]["credentials"] == {"name": "prom-token", "key": "token"}
     assert "Secret" not in objects  # the operator's token: the chart makes none
     assert not [a for a in args_of(pod_of(objects)) if a.startswith("--tls-")]
+
+
+def test_a_serving_certificate_without_https_is_refused(render: Render) -> None:
+    """A certificate Secret with plain HTTP would be silently unused: rendering says so."""
+    values = yaml.safe_load((CHART_DIR / "ci" / "openstack-secure-values.yaml").read_text())
+    values["metrics"]["secure"] = False
+    values["metrics"]["serviceMonitor"]["enabled"] = False
+    with pytest.raises(helm_python.HelmRenderError, match=r"metrics\.secure is false"):
+        render(values)

@@ -3,8 +3,9 @@
 The build stage's own instructions are run, in order, as Docker would run them: its ``ARG``
 and ``ENV`` values in the environment, each ``RUN`` through its ``SHELL``, each ``COPY`` from a
 build context filtered by ``.dockerignore`` into the ``WORKDIR``. The only change is where the
-image's virtualenv lives (``/opt/routectl`` becomes a temporary directory) and where pip finds
-packages (a local wheelhouse instead of PyPI; ``--require-hashes`` still checks every file).
+image's virtualenv lives (``/opt/routectl`` becomes a temporary directory), where pip finds
+packages (a local wheelhouse instead of PyPI; ``--require-hashes`` still checks every file),
+and that pip writes no bytecode.
 """
 
 from __future__ import annotations
@@ -156,6 +157,8 @@ def replay(
         "PIP_CONFIG_FILE": os.devnull,  # no local index or constraints: the lock alone
         "PIP_NO_INDEX": "1",
         "PIP_FIND_LINKS": str(wheelhouse),
+        # Bytecode only speeds up the image's start; compiling it here would only slow the test.
+        "PIP_NO_COMPILE": "1",
     }
     shell = ["/bin/sh", "-c"]
     result = Replay(venv=venv, workdir=workdir)

@@ -162,6 +162,9 @@ schema (values.schema.json) checks types and ranges; this checks what it cannot 
 {{- fail "provider.credentials.mode is file but neither provider.credentials.file.options nor provider.credentials.file.env says where routectl finds the file, e.g. file.options: {token-file: token}" }}
 {{- end }}
 {{- end }}
+{{- if and .Values.metrics.tls.existingSecret (not .Values.metrics.secure) }}
+{{- fail (printf "metrics.tls.existingSecret is %s but metrics.secure is false: plain HTTP serves no certificate; set metrics.secure=true or leave the Secret out" .Values.metrics.tls.existingSecret) }}
+{{- end }}
 {{- $maxSeconds := 9223372036.854775807 }}
 {{- range $path, $value := dict "reconciliationPeriod" .Values.reconciliationPeriod "resyncPeriod" .Values.resyncPeriod "syncBatchWindow" .Values.syncBatchWindow "minSyncInterval" .Values.minSyncInterval "routeListingMaxAge" .Values.routeListingMaxAge "batchWriteInterval" .Values.batchWriteInterval "cloud.callTimeout" .Values.cloud.callTimeout "cloud.retryAfterCap" .Values.cloud.retryAfterCap "leaderElection.leaseDuration" .Values.leaderElection.leaseDuration "leaderElection.renewDeadline" .Values.leaderElection.renewDeadline "leaderElection.retryPeriod" .Values.leaderElection.retryPeriod "gracefulShutdownTimeout" .Values.gracefulShutdownTimeout }}
 {{- if gt (include "routectl.seconds" $value | float64) $maxSeconds }}
