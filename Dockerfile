@@ -5,6 +5,10 @@
 #   docker build -t routectl .                                # core + every plugin in providers/
 #   docker build --build-arg PROVIDERS="aws" -t routectl .    # core + the named plugin(s) only
 #
+# Every plugin except providers/template (the example a new plugin is copied from, never
+# shipped). The core's in-memory `fake` provider refuses to start unless
+# --provider-option=demo=true says it is a demo.
+#
 # Runs as UID/GID 65532 (no passwd entry needed) and writes nothing to disk, so it works with
 # a read-only root filesystem. The chart mounts an emptyDir at /tmp anyway.
 #
@@ -39,8 +43,8 @@ RUN pip install --no-cache-dir --require-hashes -r requirements/image.lock
 # requirements/, routectl/ and providers/.
 COPY . .
 
-# "all" (every providers/<name>/ with a pyproject.toml) or a space- or comma-separated list of
-# provider directory names, e.g. "aws hcloud".
+# "all" (every providers/<name>/ with a pyproject.toml, except the example providers/template)
+# or a space- or comma-separated list of provider directory names, e.g. "aws hcloud".
 ARG PROVIDERS=all
 
 # One pip run installs the core and the plugins together, without dependencies (all of them
@@ -53,10 +57,16 @@ RUN set -eu; \
     set -- .; \
     if [ "$PROVIDERS" = "all" ]; then \
         for dir in providers/*/; do \
-            if [ -f "${dir}pyproject.toml" ]; then set -- "$@" "./${dir%/}"; fi; \
+            if [ -f "${dir}pyproject.toml" ] && [ "$dir" != "providers/template/" ]; then \
+                set -- "$@" "./${dir%/}"; \
+            fi; \
         done; \
     else \
         for name in $(printf "%s" "$PROVIDERS" | tr "," " "); do \
+            if [ "$name" = "template" ]; then \
+                echo "providers/template is the example to copy for a new plugin, not one to ship" >&2; \
+                exit 1; \
+            fi; \
             if [ ! -f "providers/${name}/pyproject.toml" ]; then \
                 echo "unknown provider '${name}': no providers/${name}/pyproject.toml" >&2; \
                 exit 1; \

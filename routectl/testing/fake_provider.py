@@ -2,6 +2,9 @@
 
 * Built by the plugin loader with ``--provider-option`` values, it runs over a private
   :class:`FakeCloud` configured by them (latency, a server-side budget, a quota, faults).
+  Its routes go nowhere, so it refuses to start unless ``demo=true`` says this is a demo: an
+  install that names ``fake`` by accident stops at start-up instead of reporting Nodes'
+  routes as programmed.
 * With ``endpoint=<url>`` (and optionally ``client=<name>``, sent as ``X-Client``) it talks
   HTTP to a shared fake cloud (``routectl_sim.cloudserver``), so several processes can share
   one cloud; the cloud's own behaviour is then the server's, and other options are refused.
@@ -55,6 +58,12 @@ _OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {
     "replace": (_flag, "true or false"),
 }
 _REMOTE = frozenset({"endpoint", "client"})
+DEMO = "demo"
+"""The option that lets the in-memory cloud run (``--provider-option=demo=true``)."""
+NOT_A_DEMO = (
+    "--provider fake is an in-memory cloud for tests and demos: the routes it reports go "
+    "nowhere. Add --provider-option=demo=true to run it anyway (never in production)"
+)
 
 
 def settings_from_options(options: Mapping[str, str]) -> CloudSettings:
@@ -63,7 +72,7 @@ def settings_from_options(options: Mapping[str, str]) -> CloudSettings:
     if unknown:
         raise ConfigError(
             f"--provider-option: unknown option(s) {', '.join(unknown)} for provider fake; "
-            f"known: {', '.join(sorted([*_OPTIONS, *_REMOTE]))}"
+            f"known: {', '.join(sorted([*_OPTIONS, *_REMOTE, DEMO]))}"
         )
     values: dict[str, object] = {}
     for key, text in options.items():
@@ -105,9 +114,18 @@ class FakeProvider:
     ) -> None:
         self.cluster_name = cluster_name
         self.budget = budget
+        options = dict(options)
+        demo = options.pop(DEMO, "false")
+        try:
+            is_demo = _flag(demo)
+        except ValueError:
+            message = f"--provider-option {DEMO}={demo!r}: expected true or false"
+            raise ConfigError(message) from None
         self.remote = _remote(cluster_name, options, budget) if "endpoint" in options else None
         if cloud is None:
             cloud = FakeCloud(settings_from_options(options if self.remote is None else {}))
+            if self.remote is None and not is_demo:
+                raise ConfigError(NOT_A_DEMO)
         self.cloud = cloud
 
     @classmethod

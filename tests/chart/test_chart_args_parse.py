@@ -10,11 +10,17 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+import helm_python
 import pytest
 
 Manifest = dict[str, Any]
-REQUIRED = {"clusterCIDRs": ["10.244.0.0/16"], "provider": {"name": "fake"}}
-WATCH_GATE = "--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation="
+REQUIRED = {
+    "clusterCIDRs": ["10.244.0.0/16"],
+    "provider": {"name": "fake", "options": {"demo": "true"}},
+    "image": {"repository": "registry.example.com/routectl"},
+}
+GATE = "CloudControllerManagerWatchBasedRoutesReconciliation"
+WATCH_GATE = f"--feature-gates={GATE}="
 
 
 def _args(manifests: list[Manifest]) -> list[str]:
@@ -67,6 +73,7 @@ def test_notes_plan_command_parses(
                 "file": {"options": {"token-file": "token"}},
             },
         },
+        "image": {"repository": "registry.example.com/routectl"},
     }
     (notes,) = (t for p, t in render_files(values).items() if p.endswith("NOTES.txt"))
     (line,) = (line for line in notes.splitlines() if "routectl plan" in line)
@@ -103,6 +110,81 @@ def test_periodic_mode_turns_the_gate_off_and_sets_the_period(
     assert "--route-reconciliation-period=45s" in args
 
 
+def test_only_the_values_set_are_rendered_as_flags(render: Callable[..., list[Manifest]]) -> None:
+    """With only the required values, the chart passes what its objects depend on (cluster
+    CIDRs, provider, serving port, the Lease it grants) and no tunable: routectl's defaults
+    stay routectl's, so a default changed in a newer routectl reaches an upgraded release."""
+    args = _args(render(REQUIRED))
+    assert args == [
+        "run",
+        "--cluster-cidr=10.244.0.0/16",
+        "--provider=fake",
+        "--provider-option=demo=true",
+        "--leader-elect-resource-name=routectl",
+        "--leader-elect-resource-namespace=kube-system",
+        "--secure-port=10290",
+        "--bind-address=0.0.0.0",
+        "--metrics-bind-address=",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("values", "flag"),
+    [
+        pytest.param({"cloud": {"qps": 0}}, "--cloud-qps=0", id="zero-qps"),
+        pytest.param({"retryFailedSyncs": False}, "--retry-failed-syncs=false", id="false"),
+        pytest.param({"massDelete": {"allow": False}}, "--allow-mass-delete=false", id="false-2"),
+        pytest.param({"logging": {"verbosity": 0}}, "--v=0", id="zero-verbosity"),
+        pytest.param({"minSyncInterval": "0"}, "--min-sync-interval=0", id="zero-duration"),
+        pytest.param(
+            {"nodeIPAM": {"nodeCIDRMaskSize": 0}}, "--node-cidr-mask-size=0", id="zero-int"
+        ),
+        pytest.param({"leaderElection": {"enabled": True}}, "--leader-elect=true", id="true"),
+    ],
+)
+def test_a_value_set_to_zero_or_false_is_still_rendered(
+    render: Callable[..., list[Manifest]], values: dict[str, Any], flag: str
+) -> None:
+    """Set is set: 0 and false are values the operator chose, not "unset"."""
+    assert flag in _args(render({**REQUIRED, **values}))
+
+
+def test_feature_gates_go_into_one_flag_with_the_modes_gate(
+    render: Callable[..., list[Manifest]],
+) -> None:
+    """featureGates and mode make one --feature-gates flag, gates in name order."""
+    args = _args(
+        render(
+            {
+                **REQUIRED,
+                "mode": "periodic",
+                "featureGates": {"CloudControllerManagerWebhook": False},
+            }
+        )
+    )
+    assert f"--feature-gates={GATE}=false,CloudControllerManagerWebhook=false" in args
+    args = _args(render({**REQUIRED, "featureGates": {GATE: False}}))
+    assert f"--feature-gates={GATE}=false" in args
+
+
+def test_a_gate_contradicting_the_mode_fails_the_render(
+    render: Callable[..., list[Manifest]],
+) -> None:
+    """mode: watch with the watch gate set to false is refused, naming both."""
+    with pytest.raises(
+        helm_python.HelmRenderError, match=f"featureGates.{GATE} is false but mode is watch"
+    ):
+        render({**REQUIRED, "mode": "watch", "featureGates": {GATE: False}})
+
+
+def test_feature_gates_in_extra_args_point_at_the_value(
+    render: Callable[..., list[Manifest]],
+) -> None:
+    """--feature-gates in extraArgs is refused with a message naming featureGates."""
+    with pytest.raises(helm_python.HelmRenderError, match="set featureGates"):
+        render({**REQUIRED, "extraArgs": ["--feature-gates=Foo=true"]})
+
+
 def test_values_map_onto_their_flags(render: Callable[..., list[Manifest]]) -> None:
     """Each value reaches its documented flag with the value unchanged."""
     values = {
@@ -129,6 +211,7 @@ def test_values_map_onto_their_flags(render: Callable[..., list[Manifest]]) -> N
         "metrics": {"port": 9100, "secure": False, "bindAddress": "::"},
         "kubeApi": {"qps": 50, "burst": 100},
         "extraArgs": ["--configure-cloud-routes=false"],
+        "image": {"repository": "registry.example.com/routectl"},
     }
     args = _args(render(values))
     expected = [

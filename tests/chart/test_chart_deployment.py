@@ -6,9 +6,14 @@ from collections.abc import Callable
 from typing import Any
 
 import helm_python
+import pytest
 
 Manifest = dict[str, Any]
-REQUIRED = {"clusterCIDRs": ["10.244.0.0/16"], "provider": {"name": "fake"}}
+REQUIRED = {
+    "clusterCIDRs": ["10.244.0.0/16"],
+    "provider": {"name": "fake", "options": {"demo": "true"}},
+    "image": {"repository": "registry.example.com/routectl"},
+}
 
 
 def _pod(deployment: Manifest) -> dict[str, Any]:
@@ -98,7 +103,8 @@ def test_defaults_are_two_replicas_with_leader_election_anti_affinity_and_pdb(
     deployment = _only(manifests, "Deployment")
     assert deployment["spec"]["replicas"] == 2
     (container,) = _pod(deployment)["containers"]
-    assert "--leader-elect=true" in container["args"]
+    assert "--leader-elect-resource-name=routectl" in container["args"]  # on: the default
+    assert not [a for a in container["args"] if a.startswith("--leader-elect=")]
     anti = _pod(deployment)["affinity"]["podAntiAffinity"]
     (term,) = anti["preferredDuringSchedulingIgnoredDuringExecution"]
     assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
@@ -204,4 +210,81 @@ def test_image_defaults_to_the_chart_app_version(
 ) -> None:
     """With no image.tag the image is tagged with the chart's appVersion."""
     (container,) = _pod(_only(render(REQUIRED), "Deployment"))["containers"]
-    assert container["image"] == f"ghcr.io/routectl/routectl:{chart.metadata['appVersion']}"
+    assert container["image"] == f"registry.example.com/routectl:{chart.metadata['appVersion']}"
+
+
+def test_the_image_repository_is_required_and_the_error_says_how_to_build_one(
+    render: Callable[..., list[Manifest]],
+) -> None:
+    """Nothing publishes routectl's image: without image.repository rendering fails with the
+    one command that builds and pushes it."""
+    values = {k: v for k, v in REQUIRED.items() if k != "image"}
+    with pytest.raises(helm_python.HelmRenderError) as failed:
+        render(values)
+    message = str(failed.value)
+    assert "image.repository is required" in message
+    assert "docker buildx build --build-arg PROVIDERS=" in message
+    assert "--push" in message
+
+
+@pytest.mark.parametrize(
+    ("host_network", "policy"),
+    [(True, "ClusterFirstWithHostNet"), (False, "ClusterFirst")],
+)
+def test_dns_policy_fits_the_networking_mode(
+    render: Callable[..., list[Manifest]], host_network: bool, policy: str
+) -> None:
+    """Cluster DNS either way: ClusterFirstWithHostNet on the host's network, ClusterFirst on
+    the pod network; an explicit dnsPolicy wins."""
+    pod = _pod(_only(render({**REQUIRED, "hostNetwork": host_network}), "Deployment"))
+    assert (pod["hostNetwork"], pod["dnsPolicy"]) == (host_network, policy)
+    pod = _pod(_only(render({**REQUIRED, "dnsPolicy": "Default"}), "Deployment"))
+    assert pod["dnsPolicy"] == "Default"
+
+
+def test_tolerates_nodes_that_are_not_ready_or_not_initialised(
+    render: Callable[..., list[Manifest]],
+) -> None:
+    """A controller that makes Nodes ready runs on Nodes that are not (either taint effect),
+    on Nodes the CCM has not initialised and on Nodes without routes; extra tolerations add."""
+    extra = {"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}
+    pod = _pod(_only(render({**REQUIRED, "tolerations": [extra]}), "Deployment"))
+    by_key = {t["key"]: t for t in pod["tolerations"]}
+    assert by_key["node.kubernetes.io/not-ready"] == {
+        "key": "node.kubernetes.io/not-ready",
+        "operator": "Exists",
+    }
+    assert by_key["node.cloudprovider.kubernetes.io/uninitialized"]["operator"] == "Exists"
+    assert by_key["node.kubernetes.io/network-unavailable"]["operator"] == "Exists"
+    assert by_key["dedicated"] == extra
+
+
+def test_extra_volumes_mounts_and_environment_reach_the_pod(
+    render: Callable[..., list[Manifest]],
+) -> None:
+    """extraVolumes/extraVolumeMounts add to the chart's own; extraEnv takes secretKeyRef and
+    extraEnvFrom takes whole Secrets and ConfigMaps."""
+    secret_env = {"name": "OS_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "os", "key": "pw"}}}
+    values = {
+        **REQUIRED,
+        "extraVolumes": [{"name": "cloud-config", "configMap": {"name": "cloud-config"}}],
+        "extraVolumeMounts": [
+            {"name": "cloud-config", "mountPath": "/etc/kubernetes/cloud-config", "readOnly": True}
+        ],
+        "extraEnv": [secret_env],
+        "extraEnvFrom": [{"secretRef": {"name": "hcloud"}}, {"configMapRef": {"name": "env"}}],
+    }
+    pod = _pod(_only(render(values), "Deployment"))
+    (container,) = pod["containers"]
+    assert {"name": "cloud-config", "configMap": {"name": "cloud-config"}} in pod["volumes"]
+    assert "tmp" in {v["name"] for v in pod["volumes"]}
+    assert {
+        "name": "cloud-config",
+        "mountPath": "/etc/kubernetes/cloud-config",
+        "readOnly": True,
+    } in container["volumeMounts"]
+    assert secret_env in container["env"]
+    assert container["envFrom"] == [
+        {"secretRef": {"name": "hcloud"}},
+        {"configMapRef": {"name": "env"}},
+    ]

@@ -31,10 +31,43 @@ from routectl.errors import ConfigError
 
 CHART_DIR = Path(__file__).resolve().parents[2] / "charts" / "routectl"
 HELPERS = (CHART_DIR / "templates" / "_helpers.tpl").read_text()
-REQUIRED = {"clusterCIDRs": ["10.244.0.0/16"], "provider": {"name": "fake"}}
-EVERYTHING = {  # renders every flag the chart can render
+REQUIRED = {
+    "clusterCIDRs": ["10.244.0.0/16"],
+    "provider": {"name": "fake", "options": {"demo": "true"}},
+    "image": {"repository": "registry.example.com/routectl"},
+}
+EVERYTHING = {  # renders every flag the chart can render: every value set
     **REQUIRED,
+    "clusterName": "prod",
     "mode": "periodic",
+    "featureGates": {"CloudControllerManagerWebhook": False},
+    "reconciliationPeriod": "20s",
+    "resyncPeriod": "2h",
+    "syncBatchWindow": "1s",
+    "minSyncInterval": "1s",
+    "routeListingMaxAge": "1m",
+    "retryFailedSyncs": False,
+    "batchWrites": False,
+    "batchWriteInterval": "5s",
+    "kubeApi": {"qps": 10, "burst": 20},
+    "cloud": {
+        "qps": 1,
+        "burst": 5,
+        "maxConcurrentRouteOperations": 10,
+        "callTimeout": "10s",
+        "maxAttempts": 3,
+        "retryAfterCap": "1m",
+    },
+    "massDelete": {"threshold": 0.4, "allow": False},
+    "leaderElection": {
+        "enabled": True,
+        "leaseDuration": "20s",
+        "renewDeadline": "15s",
+        "retryPeriod": "3s",
+    },
+    "logging": {"format": "json", "verbosity": 2},
+    "gracefulShutdownTimeout": "20s",
+    "metrics": {"tls": {"existingSecret": "routectl-serving"}},
     "provider": {
         "name": "hcloud",
         "options": {"network": "k8s"},
@@ -42,9 +75,15 @@ EVERYTHING = {  # renders every flag the chart can render
     },
     "nodeIPAM": {
         "enabled": True,
+        "nodeCIDRMaskSize": 24,
+        "nodeCIDRMaskSizeIPv4": 24,
+        "nodeCIDRMaskSizeIPv6": 64,
         "serviceClusterIPRange": ["10.96.0.0/12"],
         "additionalClusterCIDRs": ["10.245.0.0/16"],
         "exclude": ["10.244.255.0/24"],
+        "reuseDelay": "1m",
+        "claims": "none",
+        "eventType": "Normal",
     },
 }
 BY_FLAG = {name: o for o in OPTIONS if o.flag for name in (o.flag, *o.aliases)}
@@ -54,8 +93,6 @@ LEFT_TO_EXTRA_ARGS = {
     "--cloud-config": "provider options come from provider.options and credentials",
     "--controllers": "the default (*) runs routes; a pasted CCM list goes to extraArgs",
     "--leader-elect-resource-lock": "leases, the only lock routectl takes, is the default",
-    "--tls-cert-file": "a certificate of your own goes to extraArgs with its volume",
-    "--tls-private-key-file": "a certificate of your own goes to extraArgs with its volume",
     "--cert-dir": "the self-signed certificate lives in /tmp, an emptyDir",
     "--tls-min-version": "TLS 1.2 and up by default; extraArgs can raise it",
     "--authentication-kubeconfig": "the in-cluster configuration does the reviews",
@@ -77,7 +114,6 @@ MANAGED_NOT_RENDERED = {
     "--cloud-provider": "the chart renders routectl's spelling, --provider",
 }
 NARROWER = {
-    "cloud.qps": "0 turns the client-side rate limit off: for benchmarks, not for installs",
     "logging.verbosity": "the chart documents klog's range, 0 to 10",
     "metrics.port": "the container drops every capability, so no port below 1024",
     "provider.name": "the chart requires a plugin's entry-point name",
@@ -299,3 +335,52 @@ def test_the_schema_takes_exactly_what_the_option_takes(
         assert narrower, f"{value_flag.path} is no longer narrower than {value_flag.flag}"
     else:
         assert narrower == [], f"the schema refuses {value_flag.flag} values routectl takes"
+
+
+ALWAYS_RENDERED = {
+    "provider.name": "required: there is no default plugin",
+    "metrics.port": "the probes, the container port and the Service use it",
+    "metrics.bindAddress": "rendered with the port it goes with",
+}
+"""Values the chart always passes because its own objects depend on them."""
+NULLABLE = [m for m in VALUE_FLAGS if m.direct and not m.prefix and m.path not in ALWAYS_RENDERED]
+
+
+def test_only_the_values_the_chart_depends_on_are_always_rendered() -> None:
+    """Every value rendered as a flag is nullable but those ALWAYS_RENDERED says why."""
+    direct = {m.path for m in VALUE_FLAGS if m.direct and not m.prefix}
+    assert set(ALWAYS_RENDERED) <= direct
+    assert len(NULLABLE) >= 30
+
+
+@pytest.mark.parametrize("value_flag", NULLABLE, ids=lambda m: m.path)
+def test_an_unset_value_renders_no_flag(
+    render: Render, schema: dict[str, Any], value_flag: ValueFlag
+) -> None:
+    """A value left null passes the schema and renders no flag, so routectl's default applies."""
+    assert "null" in schema_node(schema, value_flag.path)["type"]
+    args = rendered_args(render, with_value(value_flag.path, None))
+    assert args is not None
+    assert value_flag.flag not in {a.split("=", 1)[0] for a in args}
+    assert routectl_accepts(args)
+
+
+def test_the_charts_copy_of_routectls_defaults_is_routectls(render: Render) -> None:
+    """The leader-election timings the chart checks against each other fall back to
+    routectl's defaults when unset; that copy in _helpers.tpl equals the settings table."""
+    (block,) = re.findall(r'define "routectl.binaryDefaults" -\}\}\n(.*?)\{\{- end', HELPERS, re.S)
+    copied = dict(line.split(": ", 1) for line in block.strip().splitlines())
+    paths = {
+        "leaseDuration": "--leader-elect-lease-duration",
+        "renewDeadline": "--leader-elect-renew-deadline",
+        "retryPeriod": "--leader-elect-retry-period",
+    }
+    assert set(copied) == set(paths)
+    for key, flag in paths.items():
+        assert BY_FLAG[flag].syntax.parse(copied[key]) == BY_FLAG[flag].default, key
+    # and the check uses them: a renewDeadline above the default lease is refused
+    assert rendered_args(render, with_value("leaderElection.renewDeadline", "16s")) is None
+    assert routectl_accepts(["--cluster-cidr=10.244.0.0/16", "--provider=fake"])
+    assert not routectl_accepts(
+        ["--cluster-cidr=10.244.0.0/16", "--provider=fake", "--leader-elect-renew-deadline=16s"]
+    )

@@ -55,7 +55,7 @@ def _ipam(manifests: list[Manifest]) -> bool:
 
 
 def _claims(manifests: list[Manifest]) -> bool:
-    return _ipam(manifests) and "--pod-cidr-claims=lease" in _args(manifests)
+    return _ipam(manifests) and "--pod-cidr-claims=none" not in _args(manifests)  # lease: default
 
 
 def _verbs_by_resource(role: Manifest) -> dict[tuple[str, str], set[str]]:
@@ -101,7 +101,7 @@ def test_leases_and_events_only_through_roles(manifests: list[Manifest]) -> None
     (container,) = next(m for m in manifests if m["kind"] == "Deployment")["spec"]["template"][
         "spec"
     ]["containers"]
-    leader_elect = "--leader-elect=true" in container["args"]
+    leader_elect = "--leader-elect=false" not in container["args"]  # on by default
     roles = {
         m["metadata"]["namespace"]: m
         for m in manifests
@@ -131,7 +131,8 @@ def test_lease_get_and_update_are_limited_to_routectls_lease(
     manifests = render(
         {
             "clusterCIDRs": ["10.244.0.0/16"],
-            "provider": {"name": "fake"},
+            "provider": {"name": "fake", "options": {"demo": "true"}},
+            "image": {"repository": "registry.example.com/routectl"},
             "leaderElection": {"resourceName": "my-lease"},
         }
     )
@@ -147,15 +148,19 @@ def test_lease_get_and_update_are_limited_to_routectls_lease(
 
 
 def test_bindings_grant_the_roles_to_routectls_service_account(manifests: list[Manifest]) -> None:
-    """Every binding names the chart's own role and only routectl's ServiceAccount."""
-    (account,) = (m for m in manifests if m["kind"] == "ServiceAccount")
+    """Every binding names the chart's own role and only routectl's ServiceAccount; the one
+    exception is the metrics scraper's account (the ServiceMonitor's token), which gets the
+    metrics reader role and nothing else."""
+    (deployment,) = (m for m in manifests if m["kind"] == "Deployment")
+    account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
     roles = {(m["kind"], m["metadata"]["name"]) for m in manifests if m["kind"] in RBAC_KINDS}
     for binding in (m for m in manifests if m["kind"] in {"ClusterRoleBinding", "RoleBinding"}):
         assert (binding["roleRef"]["kind"], binding["roleRef"]["name"]) in roles
-        assert binding["subjects"] == [
-            {
-                "kind": "ServiceAccount",
-                "name": account["metadata"]["name"],
-                "namespace": "kube-system",
-            }
-        ]
+        (subject,) = binding["subjects"]
+        if binding["metadata"]["name"].endswith("-metrics-scraper"):
+            assert binding["roleRef"]["name"].endswith("-metrics-reader")
+            assert subject["name"] == binding["metadata"]["name"] != account
+        else:
+            assert subject["name"] == account
+        assert subject["kind"] == "ServiceAccount"
+        assert subject["namespace"] == "kube-system"

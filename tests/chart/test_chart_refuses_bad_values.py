@@ -22,7 +22,11 @@ from routectl.errors import ConfigError
 
 Manifest = dict[str, Any]
 Render = Callable[[dict[str, Any]], list[Manifest]]
-REQUIRED = {"clusterCIDRs": ["10.244.0.0/16"], "provider": {"name": "fake"}}
+REQUIRED = {
+    "clusterCIDRs": ["10.244.0.0/16"],
+    "provider": {"name": "fake", "options": {"demo": "true"}},
+    "image": {"repository": "registry.example.com/routectl"},
+}
 REPO = Path(__file__).resolve().parents[2]
 
 

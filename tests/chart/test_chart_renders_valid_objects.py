@@ -19,6 +19,10 @@ KUBERNETES_VERSION = kubernetes_validate.latest_version()
 
 # Custom resources kubernetes-validate has no schema for; checked by hand below.
 CUSTOM_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
+# The fields of a ServiceMonitor endpoint the chart may render (Prometheus Operator v1 API).
+ENDPOINT_FIELDS = {
+    "port", "path", "scheme", "interval", "scrapeTimeout", "authorization", "tlsConfig",
+}  # fmt: skip
 
 DASHBOARD_METRICS = (
     "route_controller_route_sync_total",
@@ -56,11 +60,14 @@ def test_scenario_objects_validate_against_kubernetes_schemas(manifests: list[Ma
 
 
 def test_scenario_renders_the_expected_kinds(manifests: list[Manifest]) -> None:
-    """Each scenario renders a Deployment, a ServiceAccount and the cluster RBAC, and no Secret."""
+    """Each scenario renders a Deployment, a ServiceAccount and the cluster RBAC, and no Secret
+    with data: the only Secret the chart makes is the scraper's token, which Kubernetes fills."""
     kinds = [m["kind"] for m in manifests]
     assert kinds.count("Deployment") == 1
     assert {"ServiceAccount", "ClusterRole", "ClusterRoleBinding"} <= set(kinds)
-    assert "Secret" not in kinds
+    for secret in (m for m in manifests if m["kind"] == "Secret"):
+        assert secret["type"] == "kubernetes.io/service-account-token"
+        assert not {"data", "stringData"} & set(secret)
 
 
 def test_scenario_objects_live_in_the_release_namespace(manifests: list[Manifest]) -> None:
@@ -98,7 +105,8 @@ def test_service_monitor_scrapes_the_metrics_service(render: Callable[..., list[
     manifests = render(
         {
             "clusterCIDRs": ["10.244.0.0/16"],
-            "provider": {"name": "fake"},
+            "provider": {"name": "fake", "options": {"demo": "true"}},
+            "image": {"repository": "registry.example.com/routectl"},
             "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "kps"}}},
         }
     )
@@ -112,6 +120,12 @@ def test_service_monitor_scrapes_the_metrics_service(render: Callable[..., list[
     (endpoint,) = monitor["spec"]["endpoints"]
     assert endpoint["path"] == "/metrics"
     assert endpoint["port"] in {p["name"] for p in service["spec"]["ports"]}
+    # The Prometheus Operator's current form: `authorization` with a Secret, never the
+    # deprecated bearerTokenFile/bearerTokenSecret.
+    assert endpoint["authorization"]["type"] == "Bearer"
+    assert set(endpoint["authorization"]["credentials"]) == {"name", "key"}
+    assert not {"bearerTokenFile", "bearerTokenSecret"} & set(endpoint)
+    assert set(endpoint) <= ENDPOINT_FIELDS
 
 
 def test_service_monitor_without_service_fails_clearly(
@@ -120,7 +134,8 @@ def test_service_monitor_without_service_fails_clearly(
     """Asking for a ServiceMonitor with the metrics Service off fails with a message saying why."""
     values = {
         "clusterCIDRs": ["10.244.0.0/16"],
-        "provider": {"name": "fake"},
+        "provider": {"name": "fake", "options": {"demo": "true"}},
+        "image": {"repository": "registry.example.com/routectl"},
         "metrics": {"service": {"enabled": False}, "serviceMonitor": {"enabled": True}},
     }
     with pytest.raises(helm_python.HelmRenderError, match=r"needs metrics\.service\.enabled"):
@@ -146,7 +161,8 @@ def test_dashboard_configmap_carries_the_dashboard(
     manifests = render(
         {
             "clusterCIDRs": ["10.244.0.0/16"],
-            "provider": {"name": "fake"},
+            "provider": {"name": "fake", "options": {"demo": "true"}},
+            "image": {"repository": "registry.example.com/routectl"},
             "grafanaDashboard": {"enabled": True, "namespace": "monitoring"},
         }
     )
@@ -161,11 +177,17 @@ def test_notes_say_how_to_check_it_works(
     render_files: Callable[[dict[str, Any]], dict[str, str]],
 ) -> None:
     """NOTES.txt points at the metrics, the NetworkUnavailable condition and ``routectl plan``."""
-    files = render_files({"clusterCIDRs": ["10.244.0.0/16"], "provider": {"name": "aws"}})
+    files = render_files(
+        {
+            "clusterCIDRs": ["10.244.0.0/16"],
+            "provider": {"name": "aws"},
+            "image": {"repository": "registry.example.com/routectl"},
+        }
+    )
     (notes,) = (text for path, text in files.items() if path.endswith("NOTES.txt"))
     assert "/metrics" in notes
     assert "NetworkUnavailable" in notes
-    assert "routectl plan --cluster-name=kubernetes --cluster-cidr=10.244.0.0/16" in notes
+    assert "routectl plan --cluster-cidr=10.244.0.0/16 --provider=aws" in notes
     assert "--configure-cloud-routes=false" in notes
 
 

@@ -18,7 +18,7 @@ from routectl.model import Route
 from routectl.provider import ProviderFactory, RequestBudget, batch_capable, load_factory
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from routectl.testing.contract import ProviderContract
-from routectl.testing.fake_provider import settings_from_options
+from routectl.testing.fake_provider import NOT_A_DEMO, settings_from_options
 from tests.fakes import gated
 
 _: ProviderFactory = FakeProvider
@@ -97,7 +97,13 @@ def test_options_build_the_cloud() -> None:
     """Options configure the private simulated cloud."""
     p = FakeProvider(
         cluster_name="c",
-        options={"qps": "1", "burst": "3", "route-quota": "50", "enable-node-addresses": "true"},
+        options={
+            "qps": "1",
+            "burst": "3",
+            "route-quota": "50",
+            "enable-node-addresses": "true",
+            "demo": "true",
+        },
     )
     assert (p.cloud.settings.qps, p.cloud.settings.burst, p.cloud.settings.route_quota) == (
         1.0,
@@ -134,6 +140,32 @@ def test_bad_options_fail_clearly(options, message) -> None:
     with pytest.raises(ConfigError) as info:
         FakeProvider(cluster_name="c", options=options)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("options", [{}, {"demo": "false"}, {"qps": "1", "demo": "no"}])
+def test_the_in_memory_cloud_refuses_to_start_unless_told_it_is_a_demo(options) -> None:
+    """Loaded by name (``--provider=fake``) without ``demo=true``, the in-memory cloud
+    refuses to start, saying what it is and how to run it anyway: an install that names it by
+    accident never reports routes as programmed that exist nowhere."""
+    with pytest.raises(ConfigError) as info:
+        FakeProvider(cluster_name="c", options=options)
+    assert str(info.value) == NOT_A_DEMO
+    assert "--provider-option=demo=true" in NOT_A_DEMO
+
+
+def test_demo_must_say_true_or_false() -> None:
+    """A value of ``demo`` that is no boolean is named, like any bad option."""
+    with pytest.raises(ConfigError, match="demo='maybe': expected true or false"):
+        FakeProvider(cluster_name="c", options={"demo": "maybe"})
+
+
+async def test_a_fake_cloud_server_or_a_shared_cloud_needs_no_demo_option() -> None:
+    """``endpoint=`` names a fake cloud server someone started on purpose, and tests hand a
+    cloud in: both are explicit already."""
+    remote = FakeProvider(cluster_name="c", options={"endpoint": "http://127.0.0.1:1"})
+    assert remote.remote is not None
+    await remote.aclose()
+    assert FakeProvider.over(FakeCloud(), "c").remote is None
 
 
 @pytest.mark.looptime

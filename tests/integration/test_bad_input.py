@@ -408,7 +408,7 @@ async def test_missing_rbac_for_leases_is_logged_clearly(
 
 # -- Flags and values --------------------------------------------------------------------
 
-REQUIRED = ["--cluster-cidr=10.244.0.0/16", "--provider=fake"]
+REQUIRED = ["--cluster-cidr=10.244.0.0/16", "--provider=fake", "--provider-option=demo=true"]
 
 
 @pytest.fixture

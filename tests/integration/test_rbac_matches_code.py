@@ -39,7 +39,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.looptime]
 
 CHART = Path(__file__).resolve().parents[2] / "charts" / "routectl"
 NAMESPACE = "kube-system"
-VALUES = {"clusterCIDRs": ["10.244.0.0/16", "fd00:10:244::/56"], "provider": {"name": "fake"}}
+VALUES = {
+    "clusterCIDRs": ["10.244.0.0/16", "fd00:10:244::/56"],
+    "provider": {"name": "fake", "options": {"demo": "true"}},
+    "image": {"repository": "registry.example.com/routectl"},
+}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,7 +6,7 @@ import pytest
 
 from routectl.cli.main import build_parser, main, settings_from_args
 
-REQUIRED = ["--cluster-cidr=10.244.0.0/16", "--provider=fake"]
+REQUIRED = ["--cluster-cidr=10.244.0.0/16", "--provider=fake", "--provider-option=demo=true"]
 
 
 def parse(*args: str):
@@ -45,7 +45,7 @@ def test_go_style_flags() -> None:
     assert not s.leader_elect
     assert s.route_resync_period == 5400.0
     assert s.cloud_call_timeout == 0.5
-    assert dict(s.provider_options) == {"qps": "1", "burst": "5"}
+    assert dict(s.provider_options) == {"demo": "true", "qps": "1", "burst": "5"}
     assert not s.watch_mode
     assert not s.configure_cloud_routes
     assert s.allow_mass_delete
