@@ -19,8 +19,8 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 
-from routectl.ccm import parse_cloud_config
-from routectl.flags import parse_run_flags
+from routectl.cli.flags import parse_run_flags
+from routectl.config.ccm import parse_cloud_config
 
 Manifest = dict[str, Any]
 Render = Callable[[dict[str, Any]], list[Manifest]]

@@ -71,7 +71,7 @@ def test_the_build_context_is_what_dockerignore_lets_in(tmp_path: Path) -> None:
     """The replay's context has the sources and the lock, and no tests, caches or venvs."""
     context = build_context(REPO, tmp_path / "context")
     files = {p.relative_to(context).as_posix() for p in context.rglob("*") if p.is_file()}
-    assert {"pyproject.toml", "requirements/image.lock", "routectl/cli.py"} <= files
+    assert {"pyproject.toml", "requirements/image.lock", "routectl/cli/main.py"} <= files
     assert "providers/aws/pyproject.toml" in files
     assert not [f for f in files if "/tests/" in f or f.startswith(("tests/", "sim/", ".venv/"))]
     assert not [f for f in files if "__pycache__" in f or ".egg-info" in f]
