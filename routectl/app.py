@@ -210,7 +210,7 @@ async def plan_once(
     finally:
         logging.disable(logging.NOTSET)
     ipam: tuple[Decision, list[Finding]] | None = None
-    if settings.allocate_node_cidrs:
+    if settings.routectl_allocate_node_cidrs:
         ipam, nodes = _allocations(settings, nodes, routes, claims)
     result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.route_cidrs)
     if output == "json":
@@ -250,7 +250,7 @@ async def _read_nodes_and_routes(
         nodes = [parse_node(item) for item in listing.items]
         routes = list(await provider.list_routes())
         claims: list[Claim] = []
-        if settings.allocate_node_cidrs and settings.pod_cidr_claims == "lease":
+        if settings.routectl_allocate_node_cidrs and settings.pod_cidr_claims == "lease":
             namespace = settings.leader_elect_resource_namespace
             raw = await kube.list_leases(namespace, label_selector=CLAIM_SELECTOR)
             claims = [c for c in map(parse_claim, raw) if c is not None]

@@ -138,7 +138,10 @@ def controllers_problem(names: tuple[str, ...]) -> str | None:
 
 
 IGNORED_FLAGS: Mapping[str, str] = {
-    "--cidr-allocator-type": "routectl's allocator (--allocate-node-cidrs) is a range allocator",
+    "--allocate-node-cidrs": "the generic CCM does nothing with it either (k8s.io/cloud-provider "
+    "v0.36); routectl allocates pod CIDRs only with --routectl-allocate-node-cidrs",
+    "--cidr-allocator-type": "the generic CCM does nothing with it either; routectl's allocator "
+    "(--routectl-allocate-node-cidrs) is a range allocator",
     "--concurrent-node-syncs": "the cloud-node controller's",
     "--concurrent-service-syncs": "the service controller's",
     "--controller-start-interval": "routectl starts one controller",

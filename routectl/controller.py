@@ -7,7 +7,7 @@ A sync (:meth:`Controller.sync`):
    old one: a new Node's route is never held back by a ListRoutes; a sync that planned on
    an old listing asks for a fresh one behind its writes, and a failed sync throws the
    cached listing away;
-   with ``--allocate-node-cidrs``, node IPAM's step (:mod:`routectl.allocation`) then gives
+   with ``--routectl-allocate-node-cidrs``, node IPAM's step (:mod:`routectl.allocation`) then gives
    pod CIDRs to the Nodes without them, which this same sync routes;
 3. plans with the pure planner, over the whole cluster or only the changes' scope
    (:mod:`routectl.reconcile`, :mod:`routectl.scope`); a plan that would delete a route
@@ -78,7 +78,7 @@ class Controller:
     ) -> None:
         self.settings = settings
         self.ipam = ipam
-        """Node IPAM (``--allocate-node-cidrs``): pod CIDRs allocated before planning."""
+        """Node IPAM (``--routectl-allocate-node-cidrs``): pod CIDRs allocated before planning."""
         self.request_fresh = request_fresh
         """Ask for a sync on a fresh listing (after one planned on a stale listing)."""
         self.store = store

@@ -153,7 +153,7 @@ def build_service(
         count_problem=lambda reason: metrics.problems.labels(reason=reason).inc(),
     )
     ipam = None
-    if settings.allocate_node_cidrs:
+    if settings.routectl_allocate_node_cidrs:
         ipam = NodeIpam(
             settings=settings,
             reader=kube,

@@ -48,6 +48,7 @@ _B, _D, _I, _S = MAYBE_BOOL, MAYBE_DURATION, MAYBE_INT, OPTIONAL_STRING
 class IgnoredCcmFlags:
     """The CCM's flags that do not concern routes: accepted, said once, ignored."""
 
+    allocate_node_cidrs: _Bool = _ignored(_B)
     cidr_allocator_type: _Text = _ignored(_S)
     concurrent_node_syncs: _Int = _ignored(_I)
     concurrent_service_syncs: _Int = _ignored(_I)

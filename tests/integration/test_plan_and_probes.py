@@ -89,7 +89,7 @@ async def test_disabled_route_configuration_is_ready_and_idle(cluster: Cluster) 
 
 
 async def test_plan_shows_the_allocations_node_ipam_would_make(cluster: Cluster, capsys) -> None:
-    """With --allocate-node-cidrs, plan shows each allocation, the routes that follow, the
+    """With --routectl-allocate-node-cidrs, plan shows each allocation, the routes that follow, the
     Nodes that would wait and the findings; it writes nothing."""
     cluster.server.create_node(node_object("old", "10.244.0.0/24"))
     cluster.server.create_node(node_object("sloppy", "10.244.1.7/24"))
@@ -97,7 +97,7 @@ async def test_plan_shows_the_allocations_node_ipam_would_make(cluster: Cluster,
     ipam = settings(
         kubeconfig=str(cluster.kubeconfig),
         cluster_cidrs=(ip_network("10.244.0.0/22"),),
-        allocate_node_cidrs=True,
+        routectl_allocate_node_cidrs=True,
     )
     assert await plan_once(ipam, output="json") == 0
     printed = json.loads(capsys.readouterr().out)

@@ -140,6 +140,7 @@ def test_an_unknown_controller_is_refused_in_the_ccms_words() -> None:
         (["--node-monitor-period=soon"], "--node-monitor-period"),
         (["--concurrent-service-syncs=many"], "--concurrent-service-syncs"),
         (["--logging-format=xml"], "--logging-format"),
+        (["--allocate-node-cidrs=maybe"], "--allocate-node-cidrs"),
     ],
 )
 def test_bad_ccm_values_exit_2_with_one_line(args: list[str], needle: str, capsys) -> None:
@@ -204,6 +205,31 @@ def test_ignored_flags_and_gates_are_said_once(caplog) -> None:
         for line in lines
     )
     assert not any("--webhooks" in line for line in lines)
-    assert not any("--allocate-node-cidrs" in line for line in lines)  # routectl's own now
-    assert len(lines) == 6
+    assert (
+        "Ignoring --allocate-node-cidrs: the generic CCM does nothing with it either "
+        "(k8s.io/cloud-provider v0.36); routectl allocates pod CIDRs only with "
+        "--routectl-allocate-node-cidrs"
+    ) in lines
+    assert len(lines) == 7
     assert [r.getMessage() for r in caplog.records] == lines
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        ["--allocate-node-cidrs=true"],
+        ["--allocate-node-cidrs", "--cidr-allocator-type=RangeAllocator"],
+        ["--allocate-node-cidrs=true", "--cidr-allocator-type=CloudAllocator"],
+    ],
+)
+def test_a_pasted_allocate_node_cidrs_never_starts_routectls_allocator(pasted) -> None:
+    """The generic CCM does nothing with --allocate-node-cidrs or --cidr-allocator-type
+    (k8s.io/cloud-provider v0.36 startRouteController reads only --configure-cloud-routes):
+    routectl neither, and says so; only its own flag turns its allocator on."""
+    s = parse_run_flags([*REQUIRED, *pasted])
+    assert s.routectl_allocate_node_cidrs is False
+    assert s.route_cidrs == s.cluster_cidrs
+    lines = say_ignored(s)
+    assert any(line.startswith("Ignoring --allocate-node-cidrs: ") for line in lines)
+    own = parse_run_flags([*REQUIRED, *pasted, "--routectl-allocate-node-cidrs"])
+    assert own.routectl_allocate_node_cidrs is True
