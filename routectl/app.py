@@ -131,6 +131,8 @@ async def serve_secure(
         cert_dir=settings.cert_dir,
         min_version=settings.tls_min_version,
         bind_address=settings.bind_address,
+        cipher_suites=settings.tls_cipher_suites,
+        curves=settings.tls_curve_preferences,
     )
     reviews = await _review_client(settings, stack)
     auth = DelegatedAuth(

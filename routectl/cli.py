@@ -11,13 +11,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.metadata
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, cast
 
 from routectl import __version__
 from routectl.dropin import with_cloud_config
 from routectl.errors import ConfigError
-from routectl.flags import add_commands, new_parser, settings_from_args
+from routectl.flags import (
+    add_commands,
+    go_help,
+    new_parser,
+    settings_from_args,
+    wants_version,
+)
 from routectl.provider import installed_providers
 
 __all__ = ["COMMANDS_GROUP", "CommandPlugin", "build_parser", "main", "settings_from_args"]
@@ -90,7 +97,13 @@ def main(
     """
     plugins = command_plugins() if plugins is None else plugins
     parser = build_parser(plugins)
-    args, extra = parser.parse_known_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given[:1] in (["run"], ["plan"]):
+        if wants_version(given[1:]):
+            print(f"routectl {__version__}")  # noqa: T201 -- the CCM's --version
+            return 0
+        given = [given[0], *go_help(given[1:])]
+    args, extra = parser.parse_known_args(given)
     if args.command in _KNOWN_ELSEWHERE and args.command not in plugins:
         parser.exit(EXIT_USAGE, f"routectl: error: {_KNOWN_ELSEWHERE[args.command]}\n")
     if extra:

@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 
 from routectl.config import OPTIONS, Settings
 from routectl.option import PLAN, RUN, Option, RepeatedSyntax, Syntax
+from routectl.syntax import parse_bool
 
 EXIT_USAGE = 2
 
@@ -41,6 +42,49 @@ def new_parser(**kwargs: Any) -> argparse.ArgumentParser:
     return _Parser(**kwargs)
 
 
+def parse_version_flag(text: str) -> bool:
+    """The CCM's ``--version[=true|false|raw]``: whether to print the version and exit."""
+    text = text.removeprefix("=")
+    if text == "raw":
+        return True
+    try:
+        return parse_bool(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text!r}: use true, false or raw"
+        ) from None
+
+
+def wants_version(argv: Sequence[str]) -> bool:
+    """``--version`` (true or raw) is among ``argv``: print the version, whatever else."""
+    for arg in argv:
+        name, sep, value = arg.partition("=")
+        if name != "--version":
+            continue
+        try:
+            if not sep or parse_version_flag(value):
+                return True
+        except argparse.ArgumentTypeError:
+            return False  # argparse says what is wrong with it
+    return False
+
+
+def go_help(argv: Sequence[str]) -> list[str]:
+    """pflag's ``--help=BOOL``: ``--help=false`` is dropped, ``--help=true`` is ``--help``."""
+    kept: list[str] = []
+    for arg in argv:
+        name, sep, value = arg.partition("=")
+        if name in ("--help", "-h") and sep:
+            try:
+                if parse_bool(value):
+                    kept.append(name)
+            except ValueError:
+                kept.append(arg)  # argparse says what is wrong with it
+            continue
+        kept.append(arg)
+    return kept
+
+
 def add_commands(commands: Any, *, environ: Mapping[str, str] | None = None) -> None:
     """Add ``run`` and ``plan`` to a subparsers object (``environ``: default os.environ)."""
     environ = os.environ if environ is None else environ
@@ -48,6 +92,12 @@ def add_commands(commands: Any, *, environ: Mapping[str, str] | None = None) -> 
     _add_options(run, RUN, environ)
     plan = commands.add_parser("plan", help="print what a sync would change, change nothing")
     _add_options(plan, PLAN, environ)
+    for each in (run, plan):
+        each.add_argument(
+            "--version", dest="print_version", nargs="?", const=True, default=False,
+            type=parse_version_flag, metavar="BOOL|raw",
+            help="print routectl's version and exit (the CCM's flag)",
+        )  # fmt: skip
     plan.add_argument("--output", "-o", choices=["table", "json"], default="table")
 
 
@@ -56,7 +106,7 @@ def parse_run_flags(argv: Sequence[str], *, environ: Mapping[str, str] | None = 
     parser = new_parser(prog="routectl")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     add_commands(commands, environ=environ)
-    return settings_from_args(parser.parse_args(["run", *argv]))
+    return settings_from_args(parser.parse_args(["run", *go_help(argv)]))
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

@@ -85,7 +85,10 @@ BOOL = Syntax(metavar="BOOL", parse=parse_bool, show=format_bool, bare=True)
 INT = Syntax(metavar="INT", parse=parse_int, show=str)
 NUMBER = Syntax(metavar="NUMBER", parse=parse_number, show=format_number)
 STRING = Syntax(metavar="TEXT", parse=str, show=str)
-OPTIONAL_STRING: Syntax[str | None] = Syntax(metavar="TEXT", parse=str, show=lambda v: v or "")
+OPTIONAL_STRING: Syntax[str | None] = Syntax(
+    metavar="TEXT", parse=lambda v: v or None, show=lambda v: v or ""
+)
+"""Empty is "not given", as the CCM reads ``--tls-cert-file=`` or ``--kubeconfig=``."""
 KEY_VALUES: RepeatedSyntax[Mapping[str, str]] = RepeatedSyntax(
     metavar="KEY=VALUE", parse=key_values, show=format_key_values
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from routectl.config.ccm_syntax import CIPHER_SUITES, CURVES, GO_TLS_VERSIONS, TLS_VERSION
 from routectl.config.groups import SECURE, SERVING
 from routectl.option import (
     DURATION,
@@ -26,7 +27,7 @@ from routectl.option import (
 
 __all__ = ["IP_ADDRESS", "PATHS", "PORT", "TLS_VERSIONS", "ServingOptions", "host_port_or_off"]
 
-TLS_VERSIONS = ("VersionTLS12", "VersionTLS13")
+TLS_VERSIONS = GO_TLS_VERSIONS
 PORT = within(0, 65535)
 _IP = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$")
 IP_ADDRESS = matches(_IP, reason="must be an IP address", refuses=("", "localhost", "1.2.3"))
@@ -91,8 +92,18 @@ class ServingOptions:
         help="where the self-signed certificate is written (default: a temporary directory)",
     )
     tls_min_version: str = option(
-        default="VersionTLS12", check=one_of(*TLS_VERSIONS), group=SECURE,
-        help="the lowest TLS version served",
+        default="VersionTLS12", syntax=TLS_VERSION, check=one_of(*TLS_VERSIONS), group=SECURE,
+        help="the lowest TLS version served (empty: VersionTLS12, Go's default)",
+    )
+    tls_cipher_suites: tuple[str, ...] = option(
+        default=(), syntax=CIPHER_SUITES, group=SECURE,
+        help="TLS 1.2 cipher suites of the secure port, Go's names (TLS 1.3's are fixed); "
+        "empty: OpenSSL's defaults",
+    )
+    tls_curve_preferences: tuple[int, ...] = option(
+        default=(), syntax=CURVES, group=SECURE,
+        help="Go tls.CurveID values (23 P-256, 24 P-384, 25 P-521, 29 X25519); the secure "
+        "port offers the first one OpenSSL knows (Python's ssl sets one group)",
     )
     authentication_kubeconfig: str | None = option(
         default=None, syntax=OPTIONAL_STRING, metavar="PATH", group=SECURE,

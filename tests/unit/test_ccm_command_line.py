@@ -7,6 +7,7 @@ import logging
 
 import pytest
 
+from routectl import __version__
 from routectl.ccm import (
     IGNORED_FLAGS,
     WATCH_GATE,
@@ -141,6 +142,23 @@ def test_an_unknown_controller_is_refused_in_the_ccms_words() -> None:
         (["--concurrent-service-syncs=many"], "--concurrent-service-syncs"),
         (["--logging-format=xml"], "--logging-format"),
         (["--allocate-node-cidrs=maybe"], "--allocate-node-cidrs"),
+        (["--tls-cipher-suites=TLS_NOPE"], "Cipher suite TLS_NOPE not supported or doesn't exist"),
+        (["--webhook-tls-cipher-suites=RC4"], "Cipher suite RC4 not supported or doesn't exist"),
+        (["--tls-curve-preferences=23,23"], "duplicate curve preference 23"),
+        (["--tls-curve-preferences=0"], "curve preference 0 is out of range (must be 1-65535)"),
+        (["--tls-curve-preferences=30"], "curve preference 30 is not supported by the current Go"),
+        (["--webhook-tls-curve-preferences=x"], "--webhook-tls-curve-preferences"),
+        (["--tls-min-version=VersionTLS14"], "--tls-min-version"),
+        (["--webhook-tls-min-version=TLS1.2"], "unknown tls version 'TLS1.2'"),
+        (["--tls-sni-cert-key=a.crt"], "expected comma separated certificate and key file paths"),
+        (["--webhook-tls-sni-cert-key=a.crt,a.key:"], "empty names list is not allowed"),
+        (["--webhook-bind-address=localhost"], "--webhook-bind-address"),
+        (["--concurrent-node-status-updates=2147483648"], "does not fit a 32-bit integer"),
+        (["--log-json-info-buffer-size=lots"], "--log-json-info-buffer-size"),
+        (["--vmodule=routes"], "expect comma-separated list of filename=N"),
+        (["--allow-untagged-cloud=yes"], "--allow-untagged-cloud"),
+        (["--disable-http2-serving=2"], "--disable-http2-serving"),
+        (["--version=maybe"], "--version"),
     ],
 )
 def test_bad_ccm_values_exit_2_with_one_line(args: list[str], needle: str, capsys) -> None:
@@ -233,3 +251,43 @@ def test_a_pasted_allocate_node_cidrs_never_starts_routectls_allocator(pasted) -
     assert any(line.startswith("Ignoring --allocate-node-cidrs: ") for line in lines)
     own = parse_run_flags([*REQUIRED, *pasted, "--routectl-allocate-node-cidrs"])
     assert own.routectl_allocate_node_cidrs is True
+
+
+def test_ccm_syntaxes_accept_what_the_ccm_accepts() -> None:
+    """The other side of each check: values the CCM takes are taken, and kept."""
+    s = parse_run_flags(
+        [
+            *REQUIRED,
+            "--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_AES_128_GCM_SHA256",
+            "--tls-curve-preferences=29,23",
+            "--tls-min-version=VersionTLS10",
+            "--tls-sni-cert-key=a.crt,a.key:example.com,*.example.com",
+            "--webhook-bind-address=::1",
+            "--log-text-info-buffer-size=64Ki",
+            "--vmodule=routes=4,gate*=2",
+            "--concurrent-node-status-updates=-1",
+            "--allow-untagged-cloud",
+            "--disable-http2-serving",
+            "--version=false",
+            "--help=false",
+            "--tls-cert-file=",
+            "--tls-private-key-file=",
+        ]
+    )
+    assert s.tls_cipher_suites == (
+        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        "TLS_AES_128_GCM_SHA256",
+    )
+    assert s.tls_curve_preferences == (29, 23)
+    assert s.tls_min_version == "VersionTLS10"
+    assert (s.tls_cert_file, s.tls_private_key_file) == (None, None)  # empty: not given
+    lines = say_ignored(s)
+    assert "Ignoring --allow-untagged-cloud: deprecated upstream; routectl's plugins tell this cluster's routes by --cluster-name" in lines  # fmt: skip
+    assert any(line.startswith("Ignoring --disable-http2-serving: ") for line in lines)
+
+
+def test_run_version_prints_and_exits_0(capsys) -> None:
+    """The CCM's --version (true or raw) on run: the version, whatever else is given."""
+    assert main(["run", "--version"]) == 0
+    assert main(["run", "--cluster-cidr=x", "--version=raw"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"routectl {__version__}"] * 2

@@ -50,7 +50,7 @@ def test_each_command_takes_exactly_its_options(command: str) -> None:
     taken = {s for a in subparser(command)._actions for s in a.option_strings}
     expected = {n for o in OPTIONS if command in o.commands for n in (o.flag, *o.aliases)}
     extra = {"-o", "--output"} if command == PLAN else set()
-    assert taken == expected | extra | {"-h", "--help"}
+    assert taken == expected | extra | {"-h", "--help", "--version"}
 
 
 def test_flags_not_given_leave_the_settings_defaults() -> None:
