@@ -291,3 +291,28 @@ def test_run_version_prints_and_exits_0(capsys) -> None:
     assert main(["run", "--version"]) == 0
     assert main(["run", "--cluster-cidr=x", "--version=raw"]) == 0
     assert capsys.readouterr().out.splitlines() == [f"routectl {__version__}"] * 2
+
+
+def test_an_aws_cloud_config_is_read_as_cloud_provider_aws_reads_it(tmp_path, caplog) -> None:
+    """--cloud-provider=aws --cloud-config=<its [Global]>: the keys that concern routes are
+    the aws plugin's options; the others are named once at start-up, a typo is a WARNING."""
+    path = tmp_path / "cloud.conf"
+    path.write_text(
+        "[Global]\nZone = eu-central-1b\nVPC = vpc-0123456789abcdef0\n"
+        "KubernetesClusterTag = prod\nRouteTableID = rtb-0123456789abcdef0\n"
+        "ElbSecurityGroup = sg-1\nRouteTable = rtb-typo\n"
+    )
+    args = ["--cloud-provider=aws", "--cluster-cidr=10.244.0.0/16", f"--cloud-config={path}"]
+    s = with_cloud_config(parse_run_flags(args))
+    assert dict(s.provider_options) == {
+        "region": "eu-central-1",
+        "vpc-id": "vpc-0123456789abcdef0",
+        "cluster-id": "prod",
+        "route-table-id": "rtb-0123456789abcdef0",
+    }
+    with caplog.at_level(logging.INFO, logger="routectl"):
+        say_ignored(s)
+    said = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert ("INFO", "Ignoring [Global] ElbSecurityGroup: the service controller's") in said
+    typo = f"Unknown key [Global] RouteTable in --cloud-config {path}:7: cloud-provider-aws"
+    assert ("WARNING", f"{typo} has no such key") in said
