@@ -109,13 +109,15 @@ async def run(settings: Settings) -> int:
 async def serve_plain(
     settings: Settings, stack: contextlib.AsyncExitStack, *, metrics: Metrics, ready: ReadyCheck
 ) -> None:
-    """Plain HTTP on ``--metrics-bind-address`` (off when it is empty)."""
-    if not settings.metrics_bind_address:
+    """Plain HTTP on ``--metrics-bind-address`` (off when empty, and by default with
+    ``--secure-port``: :attr:`~routectl.config.Settings.plain_address`)."""
+    address = settings.plain_address
+    if not address:
         return
     probes = ProbeServer(registry=metrics.registry, ready=ready)
     stack.push_async_callback(probes.aclose)
-    await probes.start(settings.metrics_bind_address)
-    host = settings.metrics_bind_address.rpartition(":")[0]
+    await probes.start(address)
+    host = address.rpartition(":")[0]
     logger.info("Serving /metrics, /healthz and /readyz on %s:%d", host, probes.port)
 
 

@@ -43,12 +43,19 @@ def _paths(text: str) -> tuple[str, ...]:
 PATHS: Syntax[tuple[str, ...]] = Syntax(metavar="PATH,...", parse=_paths, show=",".join)
 
 
-def host_port_or_off() -> Check[str]:
-    """``host:port``, or empty for "not served"."""
+PLAIN_DEFAULT = "0.0.0.0:10290"
+BIND_ADDRESS: Syntax[str | None] = Syntax(
+    metavar="HOST:PORT", parse=str, show=lambda v: PLAIN_DEFAULT if v is None else v
+)
+"""``--metrics-bind-address``: the text as given (empty is "off"); None when not given."""
+
+
+def host_port_or_off() -> Check[str | None]:
+    """``host:port``, or empty for "not served" (None: not given)."""
     plain = host_port()
     return Check(
         reason="must be host:port, or empty to serve no plain HTTP",
-        ok=lambda v: v == "" or plain.ok(v),
+        ok=lambda v: v is None or v == "" or plain.ok(v),
         refuses=plain.refuses,
     )
 
@@ -59,10 +66,13 @@ class ServingOptions:
 
     # One option is a few lines of a table: one argument per line would hide the table.
     # fmt: off
-    metrics_bind_address: str = option(
-        default="0.0.0.0:10290", check=host_port_or_off(), metavar="HOST:PORT", group=SERVING,
-        help="/metrics, /healthz and /readyz over plain HTTP; empty: off (see --secure-port)",
+    metrics_bind_address: str | None = option(
+        default=None, syntax=BIND_ADDRESS, check=host_port_or_off(), group=SERVING,
+        help=f"/metrics, /healthz and /readyz over plain HTTP; default {PLAIN_DEFAULT}, but none "
+        "when --secure-port is set; empty: off",
     )
+    """None: not given. With ``--secure-port`` only an explicit address serves plain HTTP
+    beside HTTPS (:attr:`plain_address`)."""
     log_format: str = option(
         default="text", check=one_of("text", "json"), group=SERVING, aliases=("--logging-format",),
         help="log line format: klog's text or JSON",
@@ -134,3 +144,12 @@ class ServingOptions:
         help="on SIGTERM, how long the sync in flight may take to finish",
     )
     # fmt: on
+
+    @property
+    def plain_address(self) -> str:
+        """Where plain HTTP is served ("" for nowhere): ``--metrics-bind-address`` as given,
+        else :data:`PLAIN_DEFAULT` unless ``--secure-port`` serves HTTPS (serving as asked:
+        an operator who chose the secure port gets no open port beside it)."""
+        if self.metrics_bind_address is not None:
+            return self.metrics_bind_address
+        return "" if self.secure_port else PLAIN_DEFAULT

@@ -316,3 +316,18 @@ def test_an_aws_cloud_config_is_read_as_cloud_provider_aws_reads_it(tmp_path, ca
     assert ("INFO", "Ignoring [Global] ElbSecurityGroup: the service controller's") in said
     typo = f"Unknown key [Global] RouteTable in --cloud-config {path}:7: cloud-provider-aws"
     assert ("WARNING", f"{typo} has no such key") in said
+
+
+@pytest.mark.parametrize(
+    ("flags", "plain"),
+    [
+        ([], "0.0.0.0:10290"),
+        (["--secure-port=10258", "--bind-address=127.0.0.1"], ""),
+        (["--secure-port=10258", "--metrics-bind-address=127.0.0.1:10290"], "127.0.0.1:10290"),
+        (["--metrics-bind-address="], ""),
+        (["--secure-port=0"], "0.0.0.0:10290"),
+    ],
+)
+def test_plain_http_only_where_asked(flags: list[str], plain: str) -> None:
+    """With --secure-port, plain HTTP only when --metrics-bind-address is given explicitly."""
+    assert parse_run_flags([*REQUIRED, *flags]).plain_address == plain
