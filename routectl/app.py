@@ -14,7 +14,7 @@ import signal
 import socket
 import sys
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, TextIO
 
 from routectl.allocation import pools_of
@@ -22,6 +22,7 @@ from routectl.cidr import canonical
 from routectl.config import Settings
 from routectl.dropin import say_ignored
 from routectl.errors import KubeError, ProviderError
+from routectl.guard import guard
 from routectl.ipam import Claim, Decision, Finding, parse_claim, rebuild
 from routectl.ipam.objects import CLAIM_SELECTOR
 from routectl.kube import KubeClient, Pacing, parse_node
@@ -32,8 +33,11 @@ from routectl.model import NodeView, Route
 from routectl.preview import (
     allocations_as_json,
     allocations_as_table,
+    ownership,
+    ownership_lines,
     plan_as_json,
     plan_as_table,
+    verdict_lines,
 )
 from routectl.probes import ProbeServer, ReadyCheck
 from routectl.reconcile import plan
@@ -43,6 +47,8 @@ from routectl.wiring import Sources, build_service, gate, load_provider
 
 logger = logging.getLogger("routectl")
 EXIT_FAILED = 1
+EXIT_CHANGES = 2
+"""``routectl plan --detailed-exitcode``: changes are pending (terraform's 2)."""
 EXIT_BROKEN_PIPE = 141
 """128 + SIGPIPE: what a shell reports for a tool a closed pipe ended."""
 
@@ -193,20 +199,29 @@ class Reviews:
 
 
 async def plan_once(
-    settings: Settings, *, output: str, out: TextIO | None = None, err: TextIO | None = None
+    settings: Settings,
+    *,
+    output: str,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    detailed_exitcode: bool = False,
 ) -> int:
     """``routectl plan``: read Nodes and routes, print the plan, change nothing.
 
-    A side that cannot be read ends it with one line on ``err`` that names the side (the
-    Kubernetes API server or the cloud) and exit code 1; a reader that closes the pipe early
-    (``| head``) ends it quietly with 141, as a tool killed by SIGPIPE; output that cannot be
-    written (``> /dev/full``) is one line and exit code 1. Log lines are not printed: the one
-    line says what failed.
+    Besides the creates and deletes it shows the mass-delete guard's verdict and how many
+    routes routectl owns in each table it reads, with a warning for a non-empty table of
+    which it owns none. A side that cannot be read ends it with one line on ``err`` that
+    names the side (the Kubernetes API server or the cloud) and exit code 1; a reader that
+    closes the pipe early (``| head``) ends it quietly with 141, as a tool killed by SIGPIPE;
+    output that cannot be written (``> /dev/full``) is one line and exit code 1. Log lines
+    are not printed: the one line says what failed. With ``detailed_exitcode`` (as
+    ``terraform plan -detailed-exitcode``) a plan with changes pending exits 2, one without
+    0, an error 1.
     """
     out, err = out or sys.stdout, err or sys.stderr
     logging.disable(logging.CRITICAL)  # the one line below says what failed
     try:
-        nodes, routes, claims = await _read_nodes_and_routes(settings)
+        nodes, routes, claims, tables = await _read_nodes_and_routes(settings)
     except KubeError as exc:
         return _failed(err, f"the Kubernetes API server: {exc}")
     except ProviderError as exc:
@@ -217,13 +232,28 @@ async def plan_once(
     if settings.routectl_allocate_node_cidrs:
         ipam, nodes = _allocations(settings, nodes, routes, claims)
     result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.route_cidrs)
+    verdict = guard(
+        result,
+        owned=result.owned_routes,
+        nodes=len(nodes),
+        threshold=settings.mass_delete_threshold,
+        allow=settings.allow_mass_delete,
+    )
+    owners = ownership(routes, settings.route_cidrs, tables)
     if output == "json":
         shown = dict(plan_as_json(result))
+        shown["guard"] = {"withholds_deletes": verdict.tripped, "message": verdict.message}
+        shown["tables"] = [
+            {"table": t.table, "routes": t.routes, "owned": t.owned, "warning": t.warning}
+            for t in owners
+        ]
         if ipam is not None:
             shown["node_ipam"] = allocations_as_json(*ipam)
         text = json.dumps(shown, indent=2) + "\n"
     else:
         text = plan_as_table(result) + (allocations_as_table(*ipam) if ipam else "")
+        text += "".join(f"{line}\n" for line in verdict_lines(verdict, result))
+        text += "".join(f"{line}\n" for line in ownership_lines(owners))
     try:
         for line in text.splitlines(keepends=True):  # line by line: a pipe closed early
             out.write(line)  # fails the next write, however much the kernel took at once
@@ -235,12 +265,13 @@ async def plan_once(
         _quiet_stdout(out)
         err.write(f"routectl plan: error: cannot write the plan: {exc.strerror or exc}\n")
         return EXIT_FAILED
-    return EXIT_OK
+    pending = not result.empty or bool(ipam and ipam[0].allocations)
+    return EXIT_CHANGES if detailed_exitcode and pending else EXIT_OK
 
 
 async def _read_nodes_and_routes(
     settings: Settings,
-) -> tuple[list[NodeView], list[Route], list[Claim]]:
+) -> tuple[list[NodeView], list[Route], list[Claim], Mapping[str, Collection[str]] | None]:
     metrics, sources = Metrics.create(), Sources.system()
     plugin = load_provider(settings, metrics=metrics, sources=sources)
     provider = gate(plugin, settings, metrics=metrics, sources=sources)
@@ -253,6 +284,8 @@ async def _read_nodes_and_routes(
         listing = await kube.list_nodes()
         nodes = [parse_node(item) for item in listing.items]
         routes = list(await provider.list_routes())
+        describe = getattr(plugin.provider, "route_tables", None)
+        tables = await describe() if callable(describe) else None
         claims: list[Claim] = []
         if settings.routectl_allocate_node_cidrs and settings.pod_cidr_claims == "lease":
             namespace = settings.leader_elect_resource_namespace
@@ -261,7 +294,7 @@ async def _read_nodes_and_routes(
     finally:
         await provider.aclose()
         await kube.aclose()
-    return nodes, routes, claims
+    return nodes, routes, claims, tables
 
 
 def _failed(err: TextIO, what: str) -> int:

@@ -120,7 +120,9 @@ def main(
 
     try:
         if args.command == "plan":
-            return asyncio.run(plan_once(settings, output=args.output))
+            return asyncio.run(
+                plan_once(settings, output=args.output, detailed_exitcode=args.detailed_exitcode)
+            )
         return asyncio.run(run(settings))
     except ConfigError as exc:
         parser.error(str(exc))

@@ -7,6 +7,8 @@ names itself is ``plan --output``, which is not a setting.
 
 Promises:
 
+* ``routectl plan`` takes ``routectl run``'s whole command line (a pasted CCM line
+  included), so the preview reads exactly what the service will;
 * flag names and syntax follow the cloud-controller-manager (``--flag=false``, durations
   such as ``1m30s``), and ``--help`` shows every flag's default, in Go syntax;
 * a bad flag or value exits 2 with one line that names it;
@@ -91,7 +93,7 @@ def add_commands(commands: Any, *, environ: Mapping[str, str] | None = None) -> 
     run = commands.add_parser("run", help="run the route controller")
     _add_options(run, RUN, environ)
     plan = commands.add_parser("plan", help="print what a sync would change, change nothing")
-    _add_options(plan, PLAN, environ)
+    _add_options(plan, PLAN, environ, also=RUN)  # run's whole command line, pasted as it is
     for each in (run, plan):
         each.add_argument(
             "--version", dest="print_version", nargs="?", const=True, default=False,
@@ -99,6 +101,10 @@ def add_commands(commands: Any, *, environ: Mapping[str, str] | None = None) -> 
             help="print routectl's version and exit (the CCM's flag)",
         )  # fmt: skip
     plan.add_argument("--output", "-o", choices=["table", "json"], default="table")
+    plan.add_argument(
+        "--detailed-exitcode", action="store_true",
+        help="exit 2 when changes are pending, 0 when none, 1 on error (as terraform plan)",
+    )  # fmt: skip
 
 
 def parse_run_flags(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> Settings:
@@ -122,10 +128,16 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return Settings(**given)
 
 
-def _add_options(parser: argparse.ArgumentParser, command: str, environ: Mapping[str, str]) -> None:
+def _add_options(
+    parser: argparse.ArgumentParser,
+    command: str,
+    environ: Mapping[str, str],
+    *,
+    also: str | None = None,
+) -> None:
     groups: dict[str | None, Any] = {}
     for option in OPTIONS:
-        if option.flag is None or command not in option.commands:
+        if option.flag is None or not {command, also} & set(option.commands):
             continue
         if option.group not in groups:
             groups[option.group] = parser.add_argument_group(option.group)

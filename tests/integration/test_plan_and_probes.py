@@ -114,3 +114,22 @@ async def test_plan_shows_the_allocations_node_ipam_would_make(cluster: Cluster,
     )
     writes = [r for r in cluster.server.requests if r.method != "GET"]
     assert writes == [], "plan must change nothing"
+
+
+async def test_plan_detailed_exitcode_says_whether_changes_are_pending(
+    cluster: Cluster, capsys
+) -> None:
+    """--detailed-exitcode, as terraform plan's: 0 nothing to do, 2 changes pending."""
+    config = settings(kubeconfig=str(cluster.kubeconfig))
+    assert await plan_once(config, output="table", detailed_exitcode=True) == 0
+    assert "mass-delete guard: nothing to delete" in capsys.readouterr().out
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    assert await plan_once(config, output="table", detailed_exitcode=True) == 2
+    assert await plan_once(config, output="table") == 0  # without the option: 0 as before
+    capsys.readouterr()
+    assert await plan_once(config, output="json", detailed_exitcode=True) == 2
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["guard"] == {"withholds_deletes": False, "message": ""}
+    assert printed["tables"] == [
+        {"table": "(the provider's listing)", "routes": 0, "owned": 0, "warning": ""}
+    ]

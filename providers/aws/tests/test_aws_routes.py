@@ -292,3 +292,19 @@ async def test_cluster_id_selects_by_its_tag_and_the_legacy_tag(
     assert await vpc.instance_routes(legacy) == {CIDR_A: node.id}
     assert await vpc.instance_routes(other_legacy) == {}
     assert await vpc.instance_routes(by_name) == {}
+
+
+async def test_route_tables_describe_every_route_of_each_selected_table(
+    vpc: Vpc, make_provider: MakeProvider
+) -> None:
+    """route_tables() (for routectl plan): each selected table with all its destinations,
+    ours and the VPC's own; other tables are not described."""
+    tagged = await vpc.cluster_table(CLUSTER)
+    await vpc.route_table()
+    (node,) = await vpc.launch()
+    provider = make_provider()
+    await provider.create_route(route(node, CIDR_A), name_hint="uid")
+    tables = await provider.route_tables()
+    assert set(tables) == {tagged}
+    assert CIDR_A in tables[tagged]
+    assert "10.0.0.0/16" in tables[tagged]  # the VPC's local route: in the table, not ours

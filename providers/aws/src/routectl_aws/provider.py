@@ -92,6 +92,13 @@ class AwsProvider:
 
     # -- the contract ---------------------------------------------------------------------
 
+    async def route_tables(self) -> dict[str, frozenset[str]]:
+        """Every selected table by id, with the (canonical) destination of each of its
+        routes, ours or not (``routectl plan`` tells how many of them it owns)."""
+        return {
+            t.id: frozenset(t.entries) | frozenset(t.foreign) for t in await self._tables.load()
+        }
+
     async def list_routes(self) -> Collection[Route]:
         """The cluster's instance and blackhole routes, one per destination, nodes resolved.
 
