@@ -123,6 +123,21 @@ class Controller:
         self.last = work
         await self.status.report_problems(work.plan, work.nodes, full=work.full)
         verdict = await self._guard(work.plan)
+        result = work.plan
+        logger.debug(
+            "Sync plan: %d of %d Nodes (%s), %d routes listed (%s), %d owned; %d to create, "
+            "%d to delete, %d problems%s",
+            len(work.nodes),
+            len(self.store),
+            "full" if work.full else "changed Nodes only",
+            len(listing.routes),
+            "fresh" if listing.fresh else "cached",
+            self.listing.owned,
+            len(result.creates),
+            len(result.deletes),
+            len(result.problems),
+            "; the mass-delete guard withholds the deletes" if verdict.tripped else "",
+        )
         try:
             applied = await self._carry_out(work, verdict.plan)
         except BaseException:
@@ -132,6 +147,12 @@ class Controller:
             self.listing.invalidate()
             raise
         self.changes.needs_full &= not work.full
+        logger.debug(
+            "Sync applied: %d created, %d deleted, %d failed",
+            len(applied.created),
+            len(applied.deleted),
+            len(applied.failed),
+        )
         if verdict.tripped:
             self._look_again()
         if listing.stale:
