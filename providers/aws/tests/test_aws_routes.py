@@ -297,8 +297,8 @@ async def test_cluster_id_selects_by_its_tag_and_the_legacy_tag(
 async def test_route_tables_describe_every_route_of_each_selected_table(
     vpc: Vpc, make_provider: MakeProvider
 ) -> None:
-    """route_tables() (for routectl plan): each selected table with all its destinations,
-    ours and the VPC's own; other tables are not described."""
+    """route_tables() (for routectl plan): each selected table with the destinations of its
+    instance routes, whatever their CIDR; the VPC's local route and other tables are not."""
     tagged = await vpc.cluster_table(CLUSTER)
     await vpc.route_table()
     (node,) = await vpc.launch()
@@ -306,5 +306,9 @@ async def test_route_tables_describe_every_route_of_each_selected_table(
     await provider.create_route(route(node, CIDR_A), name_hint="uid")
     tables = await provider.route_tables()
     assert set(tables) == {tagged}
-    assert CIDR_A in tables[tagged]
-    assert "10.0.0.0/16" in tables[tagged]  # the VPC's local route: in the table, not ours
+    assert tables[tagged] == {CIDR_A}  # not the VPC's local route
+    other = await vpc.launch()
+    await vpc.ec2.create_route(
+        RouteTableId=tagged, DestinationCidrBlock="192.168.7.0/24", InstanceId=other[0].id
+    )
+    assert (await provider.route_tables())[tagged] == {CIDR_A, "192.168.7.0/24"}

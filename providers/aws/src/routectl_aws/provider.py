@@ -93,11 +93,11 @@ class AwsProvider:
     # -- the contract ---------------------------------------------------------------------
 
     async def route_tables(self) -> dict[str, frozenset[str]]:
-        """Every selected table by id, with the (canonical) destination of each of its
-        routes, ours or not (``routectl plan`` tells how many of them it owns)."""
-        return {
-            t.id: frozenset(t.entries) | frozenset(t.foreign) for t in await self._tables.load()
-        }
+        """Every selected table by id, with the (canonical) destinations of its instance and
+        blackhole routes, the kind routectl programs, whatever their CIDR (``routectl plan``
+        tells how many of them this cluster owns); local and gateway routes are left out."""
+        tables = await self._tables.load()
+        return {t.id: frozenset(t.entries) for t in tables}
 
     async def list_routes(self) -> Collection[Route]:
         """The cluster's instance and blackhole routes, one per destination, nodes resolved.
