@@ -123,6 +123,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     given: dict[str, Any] = {}
     for option in OPTIONS:
         raw = getattr(args, option.name, None)
+        if raw == "" and getattr(option.syntax, "empty_is_unset", False):
+            continue  # an empty text is "not given", as the CCM reads it
         if raw is not None:
             given[option.name] = option.read(raw) if option.late else raw
     return Settings(**given)
