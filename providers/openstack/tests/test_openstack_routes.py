@@ -216,3 +216,16 @@ async def test_credentials_as_options_authenticate_without_os_variables(
         with pytest.raises(ProviderError):
             await wrong.list_routes()
         await wrong.aclose()
+
+
+async def test_route_tables_describe_the_router_for_plan() -> None:
+    """route_tables() (for routectl plan): the router with its routes via the Nodes'
+    subnets, whatever their CIDR; routes via other next hops are not counted."""
+    async with FakeOpenStack(atomic=True) as fake:
+        router = fake.add_router(SUBNET)
+        router.routes.append({"destination": "192.168.0.0/16", "nexthop": "10.0.0.99"})
+        router.routes.append({"destination": "172.16.0.0/12", "nexthop": "10.9.9.9"})
+        options = {"router-id": router.id, "node-cidrs": SUBNET, "auth-url": fake.auth_url}
+        provider = OpenStackProvider(cluster_name="c", options=options)
+        assert await provider.route_tables() == {router.id: frozenset({"192.168.0.0/16"})}
+        await provider.aclose()
