@@ -14,7 +14,7 @@ import signal
 import socket
 import sys
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, TextIO
 
 from routectl.cidr import canonical
@@ -22,8 +22,11 @@ from routectl.cli.dropin import say_ignored
 from routectl.cli.preview import (
     allocations_as_json,
     allocations_as_table,
+    ownership,
+    ownership_lines,
     plan_as_json,
     plan_as_table,
+    verdict_lines,
 )
 from routectl.config import Settings
 from routectl.errors import KubeError, ProviderError
@@ -36,6 +39,7 @@ from routectl.observe.logs import configure_logging
 from routectl.observe.metrics import Metrics
 from routectl.observe.probes import ProbeServer, ReadyCheck
 from routectl.observe.serving import AuthSettings, DelegatedAuth, tls_context
+from routectl.plan.guard import guard
 from routectl.plan.reconcile import plan
 from routectl.process.election import election_pacing
 from routectl.process.service import EXIT_OK
@@ -43,6 +47,8 @@ from routectl.process.wiring import Sources, build_service, gate, load_provider
 
 logger = logging.getLogger("routectl")
 EXIT_FAILED = 1
+EXIT_CHANGES = 2
+"""``routectl plan --detailed-exitcode``: changes are pending (terraform's 2)."""
 EXIT_BROKEN_PIPE = 141
 """128 + SIGPIPE: what a shell reports for a tool a closed pipe ended."""
 
@@ -109,13 +115,15 @@ async def run(settings: Settings) -> int:
 async def serve_plain(
     settings: Settings, stack: contextlib.AsyncExitStack, *, metrics: Metrics, ready: ReadyCheck
 ) -> None:
-    """Plain HTTP on ``--metrics-bind-address`` (off when it is empty)."""
-    if not settings.metrics_bind_address:
+    """Plain HTTP on ``--metrics-bind-address`` (off when empty, and by default with
+    ``--secure-port``: :attr:`~routectl.config.Settings.plain_address`)."""
+    address = settings.plain_address
+    if not address:
         return
     probes = ProbeServer(registry=metrics.registry, ready=ready)
     stack.push_async_callback(probes.aclose)
-    await probes.start(settings.metrics_bind_address)
-    host = settings.metrics_bind_address.rpartition(":")[0]
+    await probes.start(address)
+    host = address.rpartition(":")[0]
     logger.info("Serving /metrics, /healthz and /readyz on %s:%d", host, probes.port)
 
 
@@ -131,6 +139,8 @@ async def serve_secure(
         cert_dir=settings.cert_dir,
         min_version=settings.tls_min_version,
         bind_address=settings.bind_address,
+        cipher_suites=settings.tls_cipher_suites,
+        curves=settings.tls_curve_preferences,
     )
     reviews = await _review_client(settings, stack)
     auth = DelegatedAuth(
@@ -189,20 +199,29 @@ class Reviews:
 
 
 async def plan_once(
-    settings: Settings, *, output: str, out: TextIO | None = None, err: TextIO | None = None
+    settings: Settings,
+    *,
+    output: str,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    detailed_exitcode: bool = False,
 ) -> int:
     """``routectl plan``: read Nodes and routes, print the plan, change nothing.
 
-    A side that cannot be read ends it with one line on ``err`` that names the side (the
-    Kubernetes API server or the cloud) and exit code 1; a reader that closes the pipe early
-    (``| head``) ends it quietly with 141, as a tool killed by SIGPIPE; output that cannot be
-    written (``> /dev/full``) is one line and exit code 1. Log lines are not printed: the one
-    line says what failed.
+    Besides the creates and deletes it shows the mass-delete guard's verdict and how many
+    routes routectl owns in each table it reads, with a warning for a non-empty table of
+    which it owns none. A side that cannot be read ends it with one line on ``err`` that
+    names the side (the Kubernetes API server or the cloud) and exit code 1; a reader that
+    closes the pipe early (``| head``) ends it quietly with 141, as a tool killed by SIGPIPE;
+    output that cannot be written (``> /dev/full``) is one line and exit code 1. Log lines
+    are not printed: the one line says what failed. With ``detailed_exitcode`` (as
+    ``terraform plan -detailed-exitcode``) a plan with changes pending exits 2, one without
+    0, an error 1.
     """
     out, err = out or sys.stdout, err or sys.stderr
     logging.disable(logging.CRITICAL)  # the one line below says what failed
     try:
-        nodes, routes, claims = await _read_nodes_and_routes(settings)
+        nodes, routes, claims, tables = await _read_nodes_and_routes(settings)
     except KubeError as exc:
         return _failed(err, f"the Kubernetes API server: {exc}")
     except ProviderError as exc:
@@ -210,16 +229,31 @@ async def plan_once(
     finally:
         logging.disable(logging.NOTSET)
     ipam: tuple[Decision, list[Finding]] | None = None
-    if settings.allocate_node_cidrs:
+    if settings.routectl_allocate_node_cidrs:
         ipam, nodes = _allocations(settings, nodes, routes, claims)
     result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.route_cidrs)
+    verdict = guard(
+        result,
+        owned=result.owned_routes,
+        nodes=len(nodes),
+        threshold=settings.mass_delete_threshold,
+        allow=settings.allow_mass_delete,
+    )
+    owners = ownership(routes, settings.route_cidrs, tables)
     if output == "json":
         shown = dict(plan_as_json(result))
+        shown["guard"] = {"withholds_deletes": verdict.tripped, "message": verdict.message}
+        shown["tables"] = [
+            {"table": t.table, "routes": t.routes, "owned": t.owned, "warning": t.warning}
+            for t in owners
+        ]
         if ipam is not None:
             shown["node_ipam"] = allocations_as_json(*ipam)
         text = json.dumps(shown, indent=2) + "\n"
     else:
         text = plan_as_table(result) + (allocations_as_table(*ipam) if ipam else "")
+        text += "".join(f"{line}\n" for line in verdict_lines(verdict, result))
+        text += "".join(f"{line}\n" for line in ownership_lines(owners))
     try:
         for line in text.splitlines(keepends=True):  # line by line: a pipe closed early
             out.write(line)  # fails the next write, however much the kernel took at once
@@ -231,12 +265,13 @@ async def plan_once(
         _quiet_stdout(out)
         err.write(f"routectl plan: error: cannot write the plan: {exc.strerror or exc}\n")
         return EXIT_FAILED
-    return EXIT_OK
+    pending = not result.empty or bool(ipam and ipam[0].allocations)
+    return EXIT_CHANGES if detailed_exitcode and pending else EXIT_OK
 
 
 async def _read_nodes_and_routes(
     settings: Settings,
-) -> tuple[list[NodeView], list[Route], list[Claim]]:
+) -> tuple[list[NodeView], list[Route], list[Claim], Mapping[str, Collection[str]] | None]:
     metrics, sources = Metrics.create(), Sources.system()
     plugin = load_provider(settings, metrics=metrics, sources=sources)
     provider = gate(plugin, settings, metrics=metrics, sources=sources)
@@ -249,15 +284,17 @@ async def _read_nodes_and_routes(
         listing = await kube.list_nodes()
         nodes = [parse_node(item) for item in listing.items]
         routes = list(await provider.list_routes())
+        describe = getattr(plugin.provider, "route_tables", None)
+        tables = await describe() if callable(describe) else None
         claims: list[Claim] = []
-        if settings.allocate_node_cidrs and settings.pod_cidr_claims == "lease":
+        if settings.routectl_allocate_node_cidrs and settings.pod_cidr_claims == "lease":
             namespace = settings.leader_elect_resource_namespace
             raw = await kube.list_leases(namespace, label_selector=CLAIM_SELECTOR)
             claims = [c for c in map(parse_claim, raw) if c is not None]
     finally:
         await provider.aclose()
         await kube.aclose()
-    return nodes, routes, claims
+    return nodes, routes, claims, tables
 
 
 def _failed(err: TextIO, what: str) -> int:

@@ -1,10 +1,13 @@
 """Start-up of a drop-in for the CCM: its options file, and what its other flags mean here.
 
-* :func:`with_cloud_config` reads ``--cloud-config`` (provider options, ``key = value``
-  lines) and merges it with ``--provider-option``; a key given in both places, or a file
-  that cannot be read, is a ConfigError (exit 2 with one line);
+* :func:`with_cloud_config` reads ``--cloud-config`` as the provider's CCM reads it
+  (:mod:`routectl.config.cloud_config`: cloud-provider-aws's ``[Global]``, cloud-provider-
+  openstack's ``cloud.conf``; other providers: ``key = value`` lines) and merges the options
+  it gives with ``--provider-option``; a key given in both places, or a file that cannot be
+  read, is a ConfigError (exit 2 with one line);
 * :func:`say_ignored` logs, once at start-up, each CCM flag and feature gate given that
-  does not concern routes: accepted, never an error, never silent.
+  does not concern routes, and each key of the cloud config that does not: accepted, never
+  an error, never silent; an unknown key of the cloud config is a WARNING.
 """
 
 from __future__ import annotations
@@ -14,23 +17,32 @@ import logging
 from pathlib import Path
 
 from routectl.config import IGNORED, OPTIONS, Settings
-from routectl.config.ccm import KNOWN_GATES, ignored_gates, parse_cloud_config
+from routectl.config.ccm import KNOWN_GATES, ignored_gates
+from routectl.config.cloud_config import Translated, translate
 from routectl.errors import ConfigError
 
 logger = logging.getLogger("routectl")
 
 
-def with_cloud_config(settings: Settings) -> Settings:
-    """``settings`` with the options of ``--cloud-config`` added to the provider's."""
+def read_cloud_config(settings: Settings) -> Translated | None:
+    """``--cloud-config`` as the provider's CCM reads it (None without one)."""
     path = settings.cloud_config
     if not path:
-        return settings
+        return None
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeError) as exc:
         detail = getattr(exc, "strerror", None) or str(exc)
         raise ConfigError(f"--cloud-config {path}: cannot read: {detail}") from None
-    from_file = parse_cloud_config(text, path=path)
+    return translate(settings.provider, text, path=path)
+
+
+def with_cloud_config(settings: Settings) -> Settings:
+    """``settings`` with the options of ``--cloud-config`` added to the provider's."""
+    read = read_cloud_config(settings)
+    if read is None:
+        return settings
+    path, from_file = settings.cloud_config, read.options
     both = sorted(set(from_file) & set(settings.provider_options))
     if both:
         raise ConfigError(
@@ -55,4 +67,14 @@ def say_ignored(settings: Settings) -> list[str]:
     ]
     for line in lines:
         logger.info(line)
+    try:
+        read = read_cloud_config(settings)
+    except ConfigError:  # read at start-up already; a file changed since is not fatal here
+        read = None
+    if read is not None:
+        for line in read.ignored:
+            logger.info(line)
+        for line in read.unknown:
+            logger.warning(line)
+        lines += read.ignored + read.unknown
     return lines

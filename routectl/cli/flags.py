@@ -7,6 +7,8 @@ names itself is ``plan --output``, which is not a setting.
 
 Promises:
 
+* ``routectl plan`` takes ``routectl run``'s whole command line (a pasted CCM line
+  included), so the preview reads exactly what the service will;
 * flag names and syntax follow the cloud-controller-manager (``--flag=false``, durations
   such as ``1m30s``), and ``--help`` shows every flag's default, in Go syntax;
 * a bad flag or value exits 2 with one line that names it;
@@ -24,6 +26,7 @@ from typing import Any, NoReturn
 
 from routectl.config import OPTIONS, Settings
 from routectl.config.option import PLAN, RUN, Option, RepeatedSyntax, Syntax
+from routectl.config.syntax import parse_bool
 
 EXIT_USAGE = 2
 
@@ -41,14 +44,67 @@ def new_parser(**kwargs: Any) -> argparse.ArgumentParser:
     return _Parser(**kwargs)
 
 
+def parse_version_flag(text: str) -> bool:
+    """The CCM's ``--version[=true|false|raw]``: whether to print the version and exit."""
+    text = text.removeprefix("=")
+    if text == "raw":
+        return True
+    try:
+        return parse_bool(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text!r}: use true, false or raw"
+        ) from None
+
+
+def wants_version(argv: Sequence[str]) -> bool:
+    """``--version`` (true or raw) is among ``argv``: print the version, whatever else."""
+    for arg in argv:
+        name, sep, value = arg.partition("=")
+        if name != "--version":
+            continue
+        try:
+            if not sep or parse_version_flag(value):
+                return True
+        except argparse.ArgumentTypeError:
+            return False  # argparse says what is wrong with it
+    return False
+
+
+def go_help(argv: Sequence[str]) -> list[str]:
+    """pflag's ``--help=BOOL``: ``--help=false`` is dropped, ``--help=true`` is ``--help``."""
+    kept: list[str] = []
+    for arg in argv:
+        name, sep, value = arg.partition("=")
+        if name in ("--help", "-h") and sep:
+            try:
+                if parse_bool(value):
+                    kept.append(name)
+            except ValueError:
+                kept.append(arg)  # argparse says what is wrong with it
+            continue
+        kept.append(arg)
+    return kept
+
+
 def add_commands(commands: Any, *, environ: Mapping[str, str] | None = None) -> None:
     """Add ``run`` and ``plan`` to a subparsers object (``environ``: default os.environ)."""
     environ = os.environ if environ is None else environ
     run = commands.add_parser("run", help="run the route controller")
     _add_options(run, RUN, environ)
     plan = commands.add_parser("plan", help="print what a sync would change, change nothing")
-    _add_options(plan, PLAN, environ)
+    _add_options(plan, PLAN, environ, also=RUN)  # run's whole command line, pasted as it is
+    for each in (run, plan):
+        each.add_argument(
+            "--version", dest="print_version", nargs="?", const=True, default=False,
+            type=parse_version_flag, metavar="BOOL|raw",
+            help="print routectl's version and exit (the CCM's flag)",
+        )  # fmt: skip
     plan.add_argument("--output", "-o", choices=["table", "json"], default="table")
+    plan.add_argument(
+        "--detailed-exitcode", action="store_true",
+        help="exit 2 when changes are pending, 0 when none, 1 on error (as terraform plan)",
+    )  # fmt: skip
 
 
 def parse_run_flags(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> Settings:
@@ -56,7 +112,7 @@ def parse_run_flags(argv: Sequence[str], *, environ: Mapping[str, str] | None = 
     parser = new_parser(prog="routectl")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     add_commands(commands, environ=environ)
-    return settings_from_args(parser.parse_args(["run", *argv]))
+    return settings_from_args(parser.parse_args(["run", *go_help(argv)]))
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -67,15 +123,23 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     given: dict[str, Any] = {}
     for option in OPTIONS:
         raw = getattr(args, option.name, None)
+        if raw == "" and getattr(option.syntax, "empty_is_unset", False):
+            continue  # an empty text is "not given", as the CCM reads it
         if raw is not None:
             given[option.name] = option.read(raw) if option.late else raw
     return Settings(**given)
 
 
-def _add_options(parser: argparse.ArgumentParser, command: str, environ: Mapping[str, str]) -> None:
+def _add_options(
+    parser: argparse.ArgumentParser,
+    command: str,
+    environ: Mapping[str, str],
+    *,
+    also: str | None = None,
+) -> None:
     groups: dict[str | None, Any] = {}
     for option in OPTIONS:
-        if option.flag is None or command not in option.commands:
+        if option.flag is None or not {command, also} & set(option.commands):
             continue
         if option.group not in groups:
             groups[option.group] = parser.add_argument_group(option.group)

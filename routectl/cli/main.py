@@ -11,12 +11,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.metadata
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, cast
 
 from routectl import __version__
 from routectl.cli.dropin import with_cloud_config
-from routectl.cli.flags import add_commands, new_parser, settings_from_args
+from routectl.cli.flags import (
+    add_commands,
+    go_help,
+    new_parser,
+    settings_from_args,
+    wants_version,
+)
 from routectl.errors import ConfigError
 from routectl.provider import installed_providers
 
@@ -92,7 +99,13 @@ def main(
     """
     plugins = command_plugins() if plugins is None else plugins
     parser = build_parser(plugins)
-    args, extra = parser.parse_known_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given[:1] in (["run"], ["plan"]):
+        if wants_version(given[1:]):
+            print(f"routectl {__version__}")  # noqa: T201 -- the CCM's --version
+            return 0
+        given = [given[0], *go_help(given[1:])]
+    args, extra = parser.parse_known_args(given)
     if args.command in _KNOWN_ELSEWHERE and args.command not in plugins:
         parser.exit(EXIT_USAGE, f"routectl: error: {_KNOWN_ELSEWHERE[args.command]}\n")
     if extra:
@@ -109,7 +122,9 @@ def main(
 
     try:
         if args.command == "plan":
-            return asyncio.run(plan_once(settings, output=args.output))
+            return asyncio.run(
+                plan_once(settings, output=args.output, detailed_exitcode=args.detailed_exitcode)
+            )
         return asyncio.run(run(settings))
     except ConfigError as exc:
         parser.error(str(exc))

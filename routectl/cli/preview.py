@@ -1,12 +1,87 @@
 """How ``routectl plan`` shows a plan: a text table for people, JSON for tools; with node
-IPAM on, the allocations it would make, the Nodes that would wait and the findings too."""
+IPAM on, the allocations it would make, the Nodes that would wait and the findings too.
+
+:func:`ownership` says how many routes routectl owns in each table it reads (the tables a
+plugin describes with an optional ``route_tables()``, else its listing as one table); a
+non-empty table of which it owns none is a warning, the sign of a wrong ``--cluster-name``,
+``--cluster-cidr`` or table. :func:`verdict_lines` shows what the mass-delete guard would do.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Collection, Iterable, Mapping
 
+from routectl.cidr import Network, canonical, network_or_none
 from routectl.ipam.core import Decision, Finding
+from routectl.model import Route
+from routectl.plan.guard import Verdict
 from routectl.plan.reconcile import Plan
+
+LISTING = "(the provider's listing)"
+"""The one table of a plugin that describes none."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Ownership:
+    """One table routectl reads: how many routes it holds, how many are routectl's."""
+
+    table: str
+    routes: int
+    owned: int
+
+    @property
+    def warning(self) -> str:
+        """Why this table looks wrong ("" when it does not)."""
+        if self.routes and not self.owned:
+            return (
+                f"routectl owns none of the {self.routes} routes of {self.table}: check "
+                "--cluster-name, --cluster-cidr and the provider's table options"
+            )
+        return ""
+
+
+def ownership(
+    routes: Collection[Route],
+    cidrs: Collection[Network],
+    tables: Mapping[str, Collection[str]] | None,
+) -> list[Ownership]:
+    """How many of ``routes`` (the listing) routectl owns (inside ``cidrs``), per table."""
+
+    def inside(text: str) -> bool:
+        network = network_or_none(text)
+        return network is not None and any(
+            c.version == network.version and network.subnet_of(c)  # type: ignore[arg-type]
+            for c in cidrs
+        )
+
+    owned = {canonical(r.destination_cidr) for r in routes if inside(r.destination_cidr)}
+    if tables is None:
+        return [Ownership(table=LISTING, routes=len(routes), owned=len(owned))]
+    return [
+        Ownership(table=name, routes=len(dests), owned=len(owned & set(dests)))
+        for name, dests in sorted(tables.items())
+    ]
+
+
+def verdict_lines(verdict: Verdict, result: Plan) -> list[str]:
+    """The mass-delete guard's verdict on ``result``, as ``routectl run`` would reach it."""
+    if verdict.tripped:
+        withheld = len(result.deletes)
+        return [f"mass-delete guard: would withhold {withheld} deletes: {verdict.message}"]
+    if result.deletes:
+        return [f"mass-delete guard: would allow the {len(result.deletes)} deletes"]
+    return ["mass-delete guard: nothing to delete"]
+
+
+def ownership_lines(tables: Iterable[Ownership]) -> list[str]:
+    """One line per table; a warning line for a table routectl owns nothing of."""
+    lines = []
+    for t in tables:
+        lines.append(f"table {t.table}: {t.routes} routes, {t.owned} owned by this cluster")
+        if t.warning:
+            lines.append(f"WARNING: {t.warning}")
+    return lines
 
 
 def plan_as_json(result: Plan) -> Mapping[str, object]:

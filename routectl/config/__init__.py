@@ -68,7 +68,7 @@ class Settings(IgnoredCcmFlags, IpamOptions, ServingOptions, ElectionOptions, Ro
     def route_cidrs(self) -> tuple[Network, ...]:
         """The ranges whose routes are routectl's: the cluster CIDRs, and with node IPAM
         on, the additional pools."""
-        if not self.allocate_node_cidrs:
+        if not self.routectl_allocate_node_cidrs:
             return self.cluster_cidrs
         return (*self.cluster_cidrs, *self.additional_cluster_cidrs)
 
@@ -107,11 +107,11 @@ def leader_election_timings(s: Settings) -> str | None:
 
 def node_ipam(s: Settings) -> str | None:
     """KCM's checks of the mask sizes against the pools, when node IPAM is on."""
-    if not s.allocate_node_cidrs:
+    if not s.routectl_allocate_node_cidrs:
         return None
     if not s.configure_cloud_routes:
         return (
-            "--allocate-node-cidrs=true needs --configure-cloud-routes=true "
+            "--routectl-allocate-node-cidrs needs --configure-cloud-routes=true "
             "(routectl allocates pod CIDRs in its route sync)"
         )
     families = {c.version for c in s.cluster_cidrs}

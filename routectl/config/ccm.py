@@ -138,7 +138,13 @@ def controllers_problem(names: tuple[str, ...]) -> str | None:
 
 
 IGNORED_FLAGS: Mapping[str, str] = {
-    "--cidr-allocator-type": "routectl's allocator (--allocate-node-cidrs) is a range allocator",
+    "--allocate-node-cidrs": "the generic CCM does nothing with it either (k8s.io/cloud-provider "
+    "v0.36); routectl allocates pod CIDRs only with --routectl-allocate-node-cidrs",
+    "--cidr-allocator-type": "the generic CCM does nothing with it either; routectl's allocator "
+    "(--routectl-allocate-node-cidrs) is a range allocator",
+    "--allow-untagged-cloud": "deprecated upstream; routectl's plugins tell this cluster's "
+    "routes by --cluster-name",
+    "--concurrent-node-status-updates": "the cloud-node controller's",
     "--concurrent-node-syncs": "the cloud-node controller's",
     "--concurrent-service-syncs": "the service controller's",
     "--controller-start-interval": "routectl starts one controller",
@@ -163,10 +169,11 @@ IGNORED_FLAGS: Mapping[str, str] = {
     "--requestheader-group-headers": "routectl authenticates bearer tokens only",
     "--requestheader-username-headers": "routectl authenticates bearer tokens only",
     "--requestheader-uid-headers": "routectl authenticates bearer tokens only",
+    "--disable-http2-serving": "routectl's secure port serves HTTP/1.1 only: HTTP/2 is always "
+    "off, as with --disable-http2-serving=true",
     "--http2-max-streams-per-connection": "routectl serves HTTP/1.1",
     "--permit-address-sharing": "routectl binds its own sockets",
     "--permit-port-sharing": "routectl binds its own sockets",
-    "--tls-cipher-suites": "Python's default suites for the TLS version are used",
     "--tls-sni-cert-key": "routectl serves one certificate",
     "--vmodule": "routectl's -v applies to every module",
     "--log-flush-frequency": "routectl writes each line at once",
@@ -180,7 +187,14 @@ IGNORED_FLAGS: Mapping[str, str] = {
     "--show-hidden-metrics-for-version": "routectl hides no metrics",
     "--webhook-bind-address": "routectl runs no webhook server",
     "--webhook-cert-dir": "routectl runs no webhook server",
+    "--webhook-disable-http2-serving": "routectl runs no webhook server",
     "--webhook-secure-port": "routectl runs no webhook server",
+    "--webhook-tls-cert-file": "routectl runs no webhook server",
+    "--webhook-tls-cipher-suites": "routectl runs no webhook server",
+    "--webhook-tls-curve-preferences": "routectl runs no webhook server",
+    "--webhook-tls-min-version": "routectl runs no webhook server",
+    "--webhook-tls-private-key-file": "routectl runs no webhook server",
+    "--webhook-tls-sni-cert-key": "routectl runs no webhook server",
     "--webhooks": "routectl runs no webhook server",
 }
 """Generic CCM flags routectl accepts and ignores, and why (said once at start-up)."""

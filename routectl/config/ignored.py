@@ -9,6 +9,17 @@ from __future__ import annotations
 
 from typing import TypeAlias, TypeVar
 
+from routectl.config.ccm_syntax import (
+    CIPHER_SUITES,
+    CURVES,
+    INT32,
+    IP,
+    NAMED_CERT_KEY,
+    QUANTITY,
+    TLS_VERSION,
+    VMODULE,
+    maybe,
+)
 from routectl.config.groups import IGNORED
 from routectl.config.option import OPTIONAL_STRING, Syntax, option, settings_dataclass
 from routectl.config.syntax import (
@@ -47,16 +58,23 @@ _Bool: TypeAlias = bool | None
 _Duration: TypeAlias = float | None
 _Int: TypeAlias = int | None
 _Text: TypeAlias = str | None
+_Names: TypeAlias = tuple[str, ...] | None
+_Ids: TypeAlias = tuple[int, ...] | None
 _B, _D, _I, _S = MAYBE_BOOL, MAYBE_DURATION, MAYBE_INT, OPTIONAL_STRING
+_I32, _IP, _CERT, _Q = maybe(INT32), maybe(IP), maybe(NAMED_CERT_KEY), maybe(QUANTITY)
+_CIPHERS, _CURVES, _VERSION = maybe(CIPHER_SUITES), maybe(CURVES), maybe(TLS_VERSION)
 
 
 @settings_dataclass
 class IgnoredCcmFlags:
     """The CCM's flags that do not concern routes: accepted, said once, ignored."""
 
+    allocate_node_cidrs: _Bool = _ignored(_B)
+    allow_untagged_cloud: _Bool = _ignored(_B)
     cidr_allocator_type: _Text = _ignored(_S)
-    concurrent_node_syncs: _Int = _ignored(_I)
-    concurrent_service_syncs: _Int = _ignored(_I)
+    concurrent_node_status_updates: _Int = _ignored(_I32)
+    concurrent_node_syncs: _Int = _ignored(_I32)
+    concurrent_service_syncs: _Int = _ignored(_I32)
     controller_start_interval: _Duration = _ignored(_D)
     external_cloud_volume_plugin: _Text = _ignored(_S)
     kube_api_content_type: _Text = _ignored(_S)
@@ -79,22 +97,29 @@ class IgnoredCcmFlags:
     requestheader_group_headers: _Text = _ignored(_S)
     requestheader_username_headers: _Text = _ignored(_S)
     requestheader_uid_headers: _Text = _ignored(_S)
+    disable_http2_serving: _Bool = _ignored(_B)
     http2_max_streams_per_connection: _Int = _ignored(_I)
     permit_address_sharing: _Bool = _ignored(_B)
     permit_port_sharing: _Bool = _ignored(_B)
-    tls_cipher_suites: _Text = _ignored(_S)
-    tls_sni_cert_key: _Text = _ignored(_S)
-    vmodule: _Text = _ignored(_S)
+    tls_sni_cert_key: _Text = _ignored(_CERT)
+    vmodule: _Text = _ignored(maybe(VMODULE))
     log_flush_frequency: _Duration = _ignored(_D)
-    log_json_info_buffer_size: _Text = _ignored(_S)
+    log_json_info_buffer_size: _Text = _ignored(_Q)
     log_json_split_stream: _Bool = _ignored(_B)
-    log_text_info_buffer_size: _Text = _ignored(_S)
+    log_text_info_buffer_size: _Text = _ignored(_Q)
     log_text_split_stream: _Bool = _ignored(_B)
     allow_metric_labels: _Text = _ignored(_S)
     allow_metric_labels_manifest: _Text = _ignored(_S)
     disabled_metrics: _Text = _ignored(_S)
     show_hidden_metrics_for_version: _Text = _ignored(_S)
-    webhook_bind_address: _Text = _ignored(_S)
+    webhook_bind_address: _Text = _ignored(_IP)
     webhook_cert_dir: _Text = _ignored(_S)
+    webhook_disable_http2_serving: _Bool = _ignored(_B)
     webhook_secure_port: _Int = _ignored(_I)
+    webhook_tls_cert_file: _Text = _ignored(_S)
+    webhook_tls_cipher_suites: _Names = _ignored(_CIPHERS)
+    webhook_tls_curve_preferences: _Ids = _ignored(_CURVES)
+    webhook_tls_min_version: _Text = _ignored(_VERSION)
+    webhook_tls_private_key_file: _Text = _ignored(_S)
+    webhook_tls_sni_cert_key: _Text = _ignored(_CERT)
     webhooks: _Text = _ignored(_S)

@@ -1,7 +1,9 @@
 """The options of node IPAM (pod CIDR allocation, off by default), as KCM names them.
 
-Promises: KCM's flags, defaults and help texts; the checks of mask sizes against the pools
-are :func:`routectl.config.node_ipam`'s, across options. Pure: no I/O.
+Promises: KCM's flags, defaults and help texts, except the switch: routectl allocates only
+with ``--routectl-allocate-node-cidrs``, a flag of its own (KCM's and the CCM's
+``--allocate-node-cidrs`` is accepted and ignored, :mod:`.ignored`); the checks of mask
+sizes against the pools are :func:`routectl.config.node_ipam`'s, across options. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -44,12 +46,14 @@ class IpamOptions:
 
     # One option is a few lines of a table: one argument per line would hide the table.
     # fmt: off
-    allocate_node_cidrs: bool = option(
+    routectl_allocate_node_cidrs: bool = option(
         default=False, group=IPAM, commands=BOTH,
-        help="Should CIDRs for Pods be allocated and set on the cloud provider. "
-        "Requires --cluster-cidr",
+        help="routectl hands out pod CIDRs itself, in its route sync (turn KCM's allocator "
+        "off first); the CCM's --allocate-node-cidrs never turns this on",
     )
-    """KCM's flag and help text. routectl allocates in its route sync: turn KCM's off."""
+    """routectl's own flag, on no CCM or KCM line: a pasted ``--allocate-node-cidrs=true``
+    never starts a second allocator. While on, a pod CIDR in its pools written by another
+    allocator stops routectl's allocation (:mod:`routectl.ipam.edge.step`)."""
     node_cidr_mask_size: int = option(
         default=0, check=within(0, 128), group=IPAM, commands=BOTH,
         help="Mask size for node cidr in cluster. Default is 24 for IPv4 and 64 for IPv6",
@@ -64,8 +68,8 @@ class IpamOptions:
     )
     service_cluster_ip_range: tuple[Network, ...] = option(
         default=(), syntax=SERVICE_RANGES, group=IPAM, commands=BOTH,
-        help="CIDR Range for Services in cluster. Only used when --allocate-node-cidrs=true; "
-        "if false, this option will be ignored",
+        help="CIDR Range for Services in cluster. Only used with "
+        "--routectl-allocate-node-cidrs; otherwise ignored",
     )
     """Excluded from the pools. Unlike KCM, a value that does not parse is an error."""
     additional_cluster_cidrs: tuple[Network, ...] = option(

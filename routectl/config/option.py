@@ -69,6 +69,8 @@ class Syntax(Generic[T]):
     their own words rather than argparse's ``argument --flag: ...``."""
     bare: T | None = None
     """The value of the flag given without one (Go booleans: ``--leader-elect`` is true)."""
+    empty_is_unset: bool = False
+    """An empty text means "not given" (the default), as the CCM reads ``--tls-cert-file=``."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,7 +87,10 @@ BOOL = Syntax(metavar="BOOL", parse=parse_bool, show=format_bool, bare=True)
 INT = Syntax(metavar="INT", parse=parse_int, show=str)
 NUMBER = Syntax(metavar="NUMBER", parse=parse_number, show=format_number)
 STRING = Syntax(metavar="TEXT", parse=str, show=str)
-OPTIONAL_STRING: Syntax[str | None] = Syntax(metavar="TEXT", parse=str, show=lambda v: v or "")
+OPTIONAL_STRING: Syntax[str | None] = Syntax(
+    metavar="TEXT", parse=str, show=lambda v: v or "", empty_is_unset=True
+)
+"""Empty is "not given", as the CCM reads ``--tls-cert-file=`` or ``--kubeconfig=``."""
 KEY_VALUES: RepeatedSyntax[Mapping[str, str]] = RepeatedSyntax(
     metavar="KEY=VALUE", parse=key_values, show=format_key_values
 )

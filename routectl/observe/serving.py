@@ -5,7 +5,11 @@ HTTPS on ``--bind-address``, as the cloud-controller-manager serves them:
 
 * the certificate is ``--tls-cert-file``/``--tls-private-key-file``, or a self-signed one
   made at start-up (``<host>@<unix time>``, valid for the host's names and addresses),
-  written to ``--cert-dir`` or a temporary directory; ``--tls-min-version`` is honoured;
+  written to ``--cert-dir`` or a temporary directory; ``--tls-min-version`` is honoured
+  (as far as OpenSSL's security level allows TLS 1.0 and 1.1), ``--tls-cipher-suites``
+  chooses the TLS 1.2 suites (Go's names, OpenSSL's suites), ``--tls-curve-preferences``
+  the key-exchange group (the first one OpenSSL knows: Python's ssl sets one group);
+  HTTP/1.1 only, so HTTP/2 is always off (``--disable-http2-serving``'s true);
 * a request's bearer token is authenticated by a TokenReview, and the user (or
   ``system:anonymous`` without a token) is authorized by a SubjectAccessReview for the
   path and the verb (``get``), both against the API server and both cached (answers for
@@ -31,17 +35,24 @@ import logging
 import socket
 import ssl
 import tempfile
-from collections.abc import Awaitable, Callable
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from aiohttp import web
 
+from routectl.config.ccm_syntax import OPENSSL_CIPHERS, OPENSSL_GROUPS
 from routectl.errors import ConfigError, KubeError
 
 logger = logging.getLogger("routectl.serving")
 ANONYMOUS = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
-TLS_VERSIONS = {"VersionTLS12": ssl.TLSVersion.TLSv1_2, "VersionTLS13": ssl.TLSVersion.TLSv1_3}
+TLS_VERSIONS = {
+    "VersionTLS10": ssl.TLSVersion.TLSv1,
+    "VersionTLS11": ssl.TLSVersion.TLSv1_1,
+    "VersionTLS12": ssl.TLSVersion.TLSv1_2,
+    "VersionTLS13": ssl.TLSVersion.TLSv1_3,
+}
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -168,12 +179,19 @@ def tls_context(
     cert_dir: str | None,
     min_version: str,
     bind_address: str,
+    cipher_suites: Sequence[str] = (),
+    curves: Sequence[int] = (),
 ) -> ssl.SSLContext:
     """The server's TLS context: the given pair, or a self-signed one made now."""
     if cert_file is None or key_file is None:
         cert_file, key_file = self_signed(cert_dir=cert_dir, bind_address=bind_address)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = TLS_VERSIONS[min_version]
+    with warnings.catch_warnings():  # TLS 1.0 and 1.1 are deprecated in Python, not refused
+        warnings.simplefilter("ignore", DeprecationWarning)
+        context.minimum_version = TLS_VERSIONS[min_version]
+    context.set_alpn_protocols(["http/1.1"])
+    _choose_suites(context, cipher_suites)
+    _choose_group(context, curves)
     try:
         context.load_cert_chain(cert_file, key_file)
     except (OSError, ssl.SSLError) as exc:
@@ -181,6 +199,43 @@ def tls_context(
             f"--tls-cert-file {cert_file}, --tls-private-key-file {key_file}: cannot load: {exc}"
         ) from None
     return context
+
+
+def _choose_suites(context: ssl.SSLContext, names: Sequence[str]) -> None:
+    """``--tls-cipher-suites``: the TLS 1.2 suites named (TLS 1.3's cannot be chosen)."""
+    wanted = [OPENSSL_CIPHERS[n] for n in names if n in OPENSSL_CIPHERS]
+    if not wanted:
+        return
+    try:
+        context.set_ciphers(":".join(dict.fromkeys(wanted)))
+    except ssl.SSLError:
+        raise ConfigError(
+            f"--tls-cipher-suites {','.join(names)}: OpenSSL ({ssl.OPENSSL_VERSION}) offers "
+            "none of these suites"
+        ) from None
+
+
+def _choose_group(context: ssl.SSLContext, curves: Sequence[int]) -> None:
+    """``--tls-curve-preferences``: the first group OpenSSL knows (Python sets one)."""
+    if not curves:
+        return
+    for curve in curves:
+        try:
+            context.set_ecdh_curve(OPENSSL_GROUPS[curve])
+        except ValueError:
+            continue
+        if len(curves) > 1:
+            logger.info(
+                "--tls-curve-preferences: the secure port offers curve %d (%s) only; "
+                "Python's ssl sets one group",
+                curve,
+                OPENSSL_GROUPS[curve],
+            )
+        return
+    raise ConfigError(
+        f"--tls-curve-preferences {','.join(map(str, curves))}: OpenSSL "
+        f"({ssl.OPENSSL_VERSION}) knows none of these curves"
+    )
 
 
 def self_signed(*, cert_dir: str | None, bind_address: str) -> tuple[str, str]:

@@ -62,7 +62,8 @@ class Service:
         self.stopping = asyncio.Event()
 
     def ready(self) -> tuple[bool, str]:
-        """Ready: the informer listed and is healthy, and a leader's worker is running.
+        """Ready: the informer listed and is healthy, and a leader's worker is running (and
+        node IPAM, when on, has not stopped for another allocator).
 
         With ``--configure-cloud-routes=false`` nothing runs, and the process is ready as it
         is (like the CCM, it simply does not start the route controller).
@@ -78,6 +79,9 @@ class Service:
         if self.leading and not self.health.healthy:
             failed = self.health.failures
             return False, f"the last {failed} route syncs failed: {self.health.last_error}"
+        ipam = self.controller.ipam
+        if ipam is not None and ipam.stopped is not None:
+            return False, f"node IPAM stopped: {ipam.stopped}"
         return True, "ok"
 
     async def run(self) -> int:

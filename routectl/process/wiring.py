@@ -167,7 +167,7 @@ def build_sync(
         count_problem=lambda reason: metrics.problems.labels(reason=reason).inc(),
     )
     ipam = None
-    if settings.allocate_node_cidrs:
+    if settings.routectl_allocate_node_cidrs:
         if ipam_api is None:
             raise ValueError("node IPAM needs an API to read and write claims and Nodes")
         ipam = NodeIpam(

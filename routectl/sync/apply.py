@@ -11,6 +11,12 @@
   first; the provider reports which routes failed. A failure of the whole call fails every
   route of it.
 
+Both log one INFO line per outcome, with upstream's texts: ``Deleted route <name> <cidr>
+after <dur>``, ``Created route for node <node> <cidr> with hint <uid> after <dur>``, and
+``Replaced route <name> <cidr> of node <old> with node <new> after <dur>`` for a one-call
+replace (a batch's routes each get a line with the batch's duration); failures are ERROR
+(a failed create also gets upstream's ``FailedToCreateRoute`` Event, from the caller).
+
 Both return :class:`Applied`: what was created, deleted, and what failed with which
 error. Every create's outcome is reported through ``on_create_done`` the moment it is
 known (``None`` on success), so a Node can be marked ready before the rest of the batch
@@ -68,6 +74,28 @@ def _fields(route: Route) -> dict[str, str]:
     }
 
 
+def _log_created(c: RouteCreate, elapsed: float) -> None:
+    route = c.route
+    logger.info(
+        "Created route for node %s %s with hint %s after %s",
+        route.target_node,
+        route.destination_cidr,
+        c.name_hint,
+        go_duration(elapsed),
+        extra=_fields(route),
+    )
+
+
+def _log_deleted(route: Route, elapsed: float) -> None:
+    logger.info(
+        "Deleted route %s %s after %s",
+        route.name,
+        route.destination_cidr,
+        go_duration(elapsed),
+        extra=_fields(route),
+    )
+
+
 def _log_create(c: RouteCreate) -> None:
     route = c.route
     logger.info(
@@ -107,6 +135,7 @@ async def apply_routes(
             applied.errors.append(exc)
             return False
         applied.deleted.append(route)
+        _log_deleted(route, clock() - started)
         return True
 
     async def create(c: RouteCreate, waits_for: list[asyncio.Task[bool]]) -> None:
@@ -120,16 +149,30 @@ async def apply_routes(
         _log_create(c)
         try:
             if replacer is not None and len(c.replaces) == 1:
-                await _replace(replacer, c, applied)
+                replaced_old = await _replace(replacer, c, applied)
             else:
                 await provider.create_route(c.route, name_hint=c.name_hint)
+                replaced_old = None
         except ProviderError as exc:
             applied.failed.append((c, exc))
             applied.errors.append(exc)
             await on_create_done(c, exc, clock() - started)
         else:
             applied.created.append(c)
-            await on_create_done(c, None, clock() - started)
+            elapsed = clock() - started
+            if replaced_old is None:
+                _log_created(c, elapsed)
+            else:
+                logger.info(
+                    "Replaced route %s %s of node %s with node %s after %s",
+                    replaced_old.name,
+                    c.route.destination_cidr,
+                    replaced_old.target_node or "(none)",
+                    c.route.target_node,
+                    go_duration(elapsed),
+                    extra=_fields(c.route),
+                )
+            await on_create_done(c, None, elapsed)
 
     async with asyncio.TaskGroup() as group:
         deletes = {r: group.create_task(delete(r)) for r in plan.deletes if r not in replaced}
@@ -138,15 +181,19 @@ async def apply_routes(
     return applied
 
 
-async def _replace(provider: ReplaceRouteProvider, c: RouteCreate, applied: Applied) -> None:
-    """Repoint the one route ``c`` replaces; create ``c`` if that route is gone already."""
+async def _replace(
+    provider: ReplaceRouteProvider, c: RouteCreate, applied: Applied
+) -> Route | None:
+    """Repoint the one route ``c`` replaces (returned); create ``c`` if that route is gone
+    already (None)."""
     (old,) = c.replaces
     try:
         await provider.replace_route(old, c.route, name_hint=c.name_hint)
     except RouteNotFoundError:
         await provider.create_route(c.route, name_hint=c.name_hint)
-        return
+        return None
     applied.deleted.append(old)
+    return old
 
 
 async def apply_batch(
@@ -171,12 +218,22 @@ async def apply_batch(
     for index, route in enumerate(deletes):
         if index in outcome.failed_deletes:
             applied.errors.append(outcome.failed_deletes[index])
+            logger.error(
+                "Could not delete route %s %s after %s: %s",
+                route.name,
+                route.destination_cidr,
+                go_duration(elapsed),
+                outcome.failed_deletes[index],
+                extra=_fields(route),
+            )
         else:
             applied.deleted.append(route)
+            _log_deleted(route, elapsed)
     for index, create in enumerate(creates):
         error = outcome.failed_creates.get(index)
         if error is None:
             applied.created.append(create)
+            _log_created(create, elapsed)
         else:
             applied.failed.append((create, error))
             applied.errors.append(error)

@@ -7,8 +7,9 @@ A sync (:meth:`Controller.sync`):
    old one: a new Node's route is never held back by a ListRoutes; a sync that planned on
    an old listing asks for a fresh one behind its writes, and a failed sync throws the
    cached listing away;
-   with ``--allocate-node-cidrs``, node IPAM's step (:mod:`routectl.ipam.edge.step`) then gives
-   pod CIDRs to the Nodes without them, which this same sync routes;
+   with ``--routectl-allocate-node-cidrs``, node IPAM's step
+   (:mod:`routectl.ipam.edge.step`) then gives pod CIDRs to the Nodes without them,
+   which this same sync routes;
 3. plans with the pure planner, over the whole cluster or only the changes' scope
    (:mod:`routectl.plan.reconcile`, :mod:`routectl.plan.scope`); a plan that would delete a route
    whose cloud name we do not know yet plans again on a fresh listing;
@@ -83,7 +84,7 @@ class Controller:
     ) -> None:
         self.settings = settings
         self.ipam = ipam
-        """Node IPAM (``--allocate-node-cidrs``): pod CIDRs allocated before planning."""
+        """Node IPAM (``--routectl-allocate-node-cidrs``): pod CIDRs allocated before planning."""
         self.queue = queue
         """Where the syncs a sync asks for go: at once, or later (the guard's second look,
         node IPAM's wake-up): time is scheduled on the queue, never on a timer of its own."""
@@ -128,6 +129,21 @@ class Controller:
         self.last = work
         await self.status.report_problems(work.plan, work.nodes, full=work.full)
         verdict = await self._guard(work.plan)
+        result = work.plan
+        logger.debug(
+            "Sync plan: %d of %d Nodes (%s), %d routes listed (%s), %d owned; %d to create, "
+            "%d to delete, %d problems%s",
+            len(work.nodes),
+            len(self.store),
+            "full" if work.full else "changed Nodes only",
+            len(listing.routes),
+            "fresh" if listing.fresh else "cached",
+            self.listing.owned,
+            len(result.creates),
+            len(result.deletes),
+            len(result.problems),
+            "; the mass-delete guard withholds the deletes" if verdict.tripped else "",
+        )
         try:
             applied = await self._carry_out(work, verdict.plan)
         except BaseException:
@@ -137,6 +153,12 @@ class Controller:
             self.listing.invalidate()
             raise
         self.changes.needs_full &= not work.full
+        logger.debug(
+            "Sync applied: %d created, %d deleted, %d failed",
+            len(applied.created),
+            len(applied.deleted),
+            len(applied.failed),
+        )
         if verdict.tripped:
             # Plan again on a fresh listing at the backoff cap (a garbled listing that
             # tripped the guard heals then; one listing per cap while it holds), without

@@ -305,3 +305,22 @@ async def test_plan_into_a_full_disk_fails_in_one_line(bench: Bench) -> None:
     assert process.returncode == 1
     (line,) = err.decode().splitlines()
     assert line == "routectl plan: error: cannot write the plan: No space left on device"
+
+
+async def test_secure_port_alone_opens_no_plain_port(bench: Bench, tmp_path: Path) -> None:
+    """Item 4 of issue 19: --secure-port with --bind-address=127.0.0.1 and no
+    --metrics-bind-address serves HTTPS on loopback and nothing over plain HTTP."""
+    bench.apiserver.create_node(node("n1", "10.244.1.0/24"))
+    port = free_port()
+    args = [
+        a
+        for a in ccm_args(bench, tmp_path, secure_port=port)
+        if not a.startswith("--metrics-bind-address")
+    ]
+    a = await bench.start(args, wait=False)
+    await until(lambda: bench.condition("n1") == ("False", "RouteCreated"), within=60)
+    messages = [e["msg"] for e in json_lines(a)]
+    assert f"Serving /metrics, /healthz, /readyz and /livez securely on https://127.0.0.1:{port}" in messages  # fmt: skip
+    assert not [m for m in messages if m.startswith("Serving /metrics, /healthz and /readyz on")]
+    assert (await https_get(port, "/readyz"))[0] == 200
+    assert await a.stop() == 0

@@ -1,5 +1,5 @@
 """Node IPAM from outside: the real `routectl run` process, over HTTP, with
---allocate-node-cidrs. Only what a user can see is observed (Nodes, Leases, routes,
+--routectl-allocate-node-cidrs. Only what a user can see is observed (Nodes, Leases, routes,
 /metrics); nothing is timed."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ async def test_a_node_without_a_pod_cidr_becomes_ready_in_one_sync(bench: Bench)
     """Created without a pod CIDR, a Node gets its CIDR, claim, route and
     NetworkUnavailable=False from one sync, with no ListRoutes of its own."""
     args = bench.args(
-        "--allocate-node-cidrs",
+        "--routectl-allocate-node-cidrs",
         "--leader-elect=false",
         cluster_cidr="10.244.0.0/16",
         node_cidr_mask_size="24",

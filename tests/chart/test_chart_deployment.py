@@ -288,3 +288,25 @@ def test_extra_volumes_mounts_and_environment_reach_the_pod(
         {"secretRef": {"name": "hcloud"}},
         {"configMapRef": {"name": "env"}},
     ]
+
+
+def test_a_cloud_config_is_mounted_from_a_secret(render: Callable[..., list[Manifest]]) -> None:
+    """extraVolumes/extraVolumeMounts mount the CCM's cloud config; extraArgs names it."""
+    manifests = render(
+        {
+            **REQUIRED,
+            "extraVolumes": [{"name": "cloud-config", "secret": {"secretName": "aws-cloud"}}],
+            "extraVolumeMounts": [
+                {"name": "cloud-config", "mountPath": "/etc/kubernetes/cloud", "readOnly": True}
+            ],
+            "extraArgs": ["--cloud-config=/etc/kubernetes/cloud/cloud.conf"],
+        }
+    )
+    pod = _pod(_only(manifests, "Deployment"))
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["cloud-config"] == {"name": "cloud-config", "secret": {"secretName": "aws-cloud"}}  # fmt: skip
+    (container,) = pod["containers"]
+    mounts = {m["name"]: m for m in container["volumeMounts"]}
+    assert mounts["cloud-config"]["mountPath"] == "/etc/kubernetes/cloud"
+    assert "tmp" in mounts  # the chart's own mounts stay
+    assert "--cloud-config=/etc/kubernetes/cloud/cloud.conf" in container["args"]

@@ -95,6 +95,8 @@ LEFT_TO_EXTRA_ARGS = {
     "--leader-elect-resource-lock": "leases, the only lock routectl takes, is the default",
     "--cert-dir": "the self-signed certificate lives in /tmp, an emptyDir",
     "--tls-min-version": "TLS 1.2 and up by default; extraArgs can raise it",
+    "--tls-cipher-suites": "OpenSSL's TLS 1.2 suites by default; extraArgs can narrow them",
+    "--tls-curve-preferences": "OpenSSL's groups by default; extraArgs can choose one",
     "--authentication-kubeconfig": "the in-cluster configuration does the reviews",
     "--authorization-kubeconfig": "the in-cluster configuration does the reviews",
     "--authentication-token-webhook-cache-ttl": "the CCM's default, 10s",

@@ -51,7 +51,7 @@ def _args(manifests: list[Manifest]) -> list[str]:
 
 
 def _ipam(manifests: list[Manifest]) -> bool:
-    return "--allocate-node-cidrs=true" in _args(manifests)
+    return "--routectl-allocate-node-cidrs=true" in _args(manifests)
 
 
 def _claims(manifests: list[Manifest]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -9,7 +10,11 @@ from routectl.config import OPTIONS
 from routectl.config.ccm import IGNORED_FLAGS
 from routectl.config.option import RUN
 
-DOC = (Path(__file__).resolve().parents[2] / "docs" / "ccm-flags.md").read_text()
+REPO = Path(__file__).resolve().parents[2]
+DOC = (REPO / "docs" / "ccm-flags.md").read_text()
+REFERENCE = json.loads((REPO / "tests" / "fixtures" / "ccm-v1.36-flags.json").read_text())
+"""Every flag of the real cloud-controller-manager v1.36 (its --help and deprecated ones)."""
+REAL_CCM_FLAGS = {f"--{f['name']}" for f in REFERENCE["flags"]} - {"--help", "--version"}
 RUN_FLAGS = {n for o in OPTIONS if o.flag and RUN in o.commands for n in (o.flag, *o.aliases)}
 CCM_FLAGS_THAT_ACT = {
     "--cloud-provider", "--cloud-config", "--cluster-cidr", "--cluster-name",
@@ -40,3 +45,11 @@ def test_every_flag_in_the_doc_is_taken_by_routectl_run() -> None:
 def test_every_ccm_flag_has_a_row() -> None:
     """The flags that act and the ignored ones are all in the tables."""
     assert (CCM_FLAGS_THAT_ACT | set(IGNORED_FLAGS)) - named_in_tables() == set()
+
+
+def test_every_flag_of_the_real_ccm_has_a_row_and_is_taken() -> None:
+    """All 84 flags of the v1.36 binary (--help and --version aside) are rows here, and
+    routectl run takes each of them."""
+    assert len(REAL_CCM_FLAGS) == 84
+    assert REAL_CCM_FLAGS - named_in_tables() == set()
+    assert not REAL_CCM_FLAGS - RUN_FLAGS

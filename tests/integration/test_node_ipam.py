@@ -20,7 +20,7 @@ NS = "kube-system"
 def ipam(**overrides: Any) -> dict[str, Any]:
     """Settings with node IPAM on: one IPv4 /24 pool cut into /26 blocks (4 Nodes)."""
     base: dict[str, Any] = {
-        "allocate_node_cidrs": True,
+        "routectl_allocate_node_cidrs": True,
         "cluster_cidrs": (ip_network("10.244.0.0/24"),),
         "node_cidr_mask_size": 26,
         "pod_cidr_reuse_delay": 60.0,
@@ -267,3 +267,89 @@ async def test_block_counts_follow_a_reuse_without_another_sync(cluster: Cluster
     await eventually(lambda: (blocks("used"), blocks("quarantined")) == (4.0, 0.0), within=30)
     assert blocks("free") == 0.0
     assert running.service.controller.syncs <= syncs + 1  # n4's own echo, at most
+
+
+def kcm_patch(cluster: Cluster, name: str, cidr: str) -> None:
+    """What kube-controller-manager's range allocator writes to a Node."""
+    cluster.server.patch_node(name, {"spec": {"podCIDR": cidr, "podCIDRs": [cidr]}})
+
+
+async def test_migration_adopts_kcms_allocations_as_they_are(cluster: Cluster) -> None:
+    """Nodes KCM gave pod CIDRs before routectl started keep them, with no claim, no
+    Event and no stop; a new Node gets a block none of them has."""
+    for i, cidr in enumerate(("10.244.0.64/26", "10.244.0.192/26")):
+        cluster.server.create_node(node_object(f"kcm{i}", cidr))
+    running = await cluster.start(**ipam())
+    await eventually(lambda: len(cluster.routes()) == 2)
+    cluster.server.create_node(node_object("new"))
+    await eventually(lambda: cluster.condition("new") == ("False", "RouteCreated"))
+    assert pod_cidrs(cluster, "new") == ["10.244.0.0/26"]
+    assert pod_cidrs(cluster, "kcm0") == ["10.244.0.64/26"]
+    assert pod_cidrs(cluster, "kcm1") == ["10.244.0.192/26"]
+    assert claims(cluster) == {"podcidr-v4-10-244-0-0-26": "new"}
+    assert events(cluster, "OtherPodCIDRAllocator") == []
+    assert running.service.ready() == (True, "ok")
+
+
+async def test_another_allocator_stops_routectls_allocation(cluster: Cluster, caplog) -> None:
+    """KCM's allocator left on: its first write in routectl's pool stops routectl's
+    allocation (ERROR, Events, metric, /readyz); routes still follow; no Node is given a
+    CIDR by routectl afterwards, and KCM's CIDR is never handed out again."""
+    running = await cluster.start(**ipam())
+    cluster.server.create_node(node_object("first"))
+    await eventually(lambda: pod_cidrs(cluster, "first") == ["10.244.0.0/26"])
+    cluster.server.create_node(node_object("by-kcm"))
+    kcm_patch(cluster, "by-kcm", "10.244.0.64/26")  # before routectl's sync gets to it
+    await eventually(lambda: len(events(cluster, "OtherPodCIDRAllocator")) == 2)
+    ipam_ = running.service.controller.ipam
+    assert ipam_ is not None
+    assert ipam_.stopped is not None
+    assert "node by-kcm got pod CIDR 10.244.0.64/26" in ipam_.stopped
+    ready, why = running.service.ready()
+    assert not ready
+    assert why.startswith("node IPAM stopped: node by-kcm got pod CIDR 10.244.0.64/26")
+    kinds = {e["involvedObject"]["kind"] for e in events(cluster, "OtherPodCIDRAllocator")}
+    assert kinds == {"Node", "Lease"}
+    assert all(e["type"] == "Warning" for e in events(cluster, "OtherPodCIDRAllocator"))
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert [r.getMessage().split(":")[0] for r in errors] == ["Node IPAM stopped"]
+    other = running.service.metrics.registry.get_sample_value("routectl_ipam_other_allocator")
+    assert other == 1
+    await eventually(lambda: ("by-kcm", "10.244.0.64/26") in cluster.routes())
+    assert pod_cidrs(cluster, "by-kcm") == ["10.244.0.64/26"]
+    assert claims(cluster) == {"podcidr-v4-10-244-0-0-26": "first"}
+    cluster.server.create_node(node_object("later"))
+    await asyncio.sleep(30)
+    assert pod_cidrs(cluster, "later") == []
+    assert len(events(cluster, "OtherPodCIDRAllocator")) == 2  # said once
+
+
+async def test_a_write_of_its_own_seen_late_is_not_another_allocator(cluster: Cluster) -> None:
+    """A Node registered with a pod CIDR that routectl's own claim covers (a predecessor's
+    write) is routectl's: no stop."""
+    running = await cluster.start(**ipam())
+    cluster.server.create_node(node_object("first"))
+    await eventually(lambda: pod_cidrs(cluster, "first") == ["10.244.0.0/26"])
+    node = cluster.server.create_node(node_object("n2"))
+    cluster.server.create_lease(
+        {
+            "metadata": {
+                "name": "podcidr-v4-10-244-0-128-26",
+                "namespace": NS,
+                "labels": {"routectl.io/pod-cidr-claim": "true"},
+                "annotations": {
+                    "routectl.io/pod-cidr": "10.244.0.128/26",
+                    "routectl.io/node-uid": node["metadata"]["uid"],
+                    "routectl.io/pool": "10.244.0.0/24",
+                },
+            },
+            "spec": {"holderIdentity": "n2"},
+        }
+    )
+    kcm_patch(cluster, "n2", "10.244.0.128/26")
+    await eventually(lambda: ("n2", "10.244.0.128/26") in cluster.routes())
+    cluster.server.create_node(node_object("n3"))
+    await eventually(lambda: pod_cidrs(cluster, "n3") == ["10.244.0.64/26"])
+    assert running.service.controller.ipam is not None
+    assert running.service.controller.ipam.stopped is None
+    assert events(cluster, "OtherPodCIDRAllocator") == []

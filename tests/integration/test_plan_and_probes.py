@@ -89,7 +89,7 @@ async def test_disabled_route_configuration_is_ready_and_idle(cluster: Cluster) 
 
 
 async def test_plan_shows_the_allocations_node_ipam_would_make(cluster: Cluster, capsys) -> None:
-    """With --allocate-node-cidrs, plan shows each allocation, the routes that follow, the
+    """With --routectl-allocate-node-cidrs, plan shows each allocation, the routes that follow, the
     Nodes that would wait and the findings; it writes nothing."""
     cluster.server.create_node(node_object("old", "10.244.0.0/24"))
     cluster.server.create_node(node_object("sloppy", "10.244.1.7/24"))
@@ -97,7 +97,7 @@ async def test_plan_shows_the_allocations_node_ipam_would_make(cluster: Cluster,
     ipam = settings(
         kubeconfig=str(cluster.kubeconfig),
         cluster_cidrs=(ip_network("10.244.0.0/22"),),
-        allocate_node_cidrs=True,
+        routectl_allocate_node_cidrs=True,
     )
     assert await plan_once(ipam, output="json") == 0
     printed = json.loads(capsys.readouterr().out)
@@ -114,3 +114,22 @@ async def test_plan_shows_the_allocations_node_ipam_would_make(cluster: Cluster,
     )
     writes = [r for r in cluster.server.requests if r.method != "GET"]
     assert writes == [], "plan must change nothing"
+
+
+async def test_plan_detailed_exitcode_says_whether_changes_are_pending(
+    cluster: Cluster, capsys
+) -> None:
+    """--detailed-exitcode, as terraform plan's: 0 nothing to do, 2 changes pending."""
+    config = settings(kubeconfig=str(cluster.kubeconfig))
+    assert await plan_once(config, output="table", detailed_exitcode=True) == 0
+    assert "mass-delete guard: nothing to delete" in capsys.readouterr().out
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    assert await plan_once(config, output="table", detailed_exitcode=True) == 2
+    assert await plan_once(config, output="table") == 0  # without the option: 0 as before
+    capsys.readouterr()
+    assert await plan_once(config, output="json", detailed_exitcode=True) == 2
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["guard"] == {"withholds_deletes": False, "message": ""}
+    assert printed["tables"] == [
+        {"table": "(the provider's listing)", "routes": 0, "owned": 0, "warning": ""}
+    ]

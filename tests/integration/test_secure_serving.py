@@ -12,9 +12,10 @@ import aiohttp
 import pytest
 from prometheus_client import CollectorRegistry
 
+from routectl.errors import ConfigError
 from routectl.kube import KubeClient
 from routectl.observe.probes import ProbeServer
-from routectl.observe.serving import AuthSettings, DelegatedAuth, tls_context
+from routectl.observe.serving import AuthSettings, DelegatedAuth, self_signed, tls_context
 from tests.integration.conftest import Cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.looptime]
@@ -125,5 +126,83 @@ async def test_tls_min_version_is_honoured(tmp_path: Path) -> None:
         async with aiohttp.ClientSession() as http:
             with pytest.raises(aiohttp.ClientError):
                 await http.get(f"https://127.0.0.1:{server.port}/healthz", ssl=old)
+    finally:
+        await server.aclose()
+
+
+async def handshake(
+    tmp_path: Path, client: ssl.SSLContext, **tls_options: object
+) -> tuple[str, str] | None:
+    """Serve with ``tls_options`` (the certificate of :func:`client`) and connect with
+    ``client``: (TLS version, cipher), or None when the handshake fails."""
+    cert, key = str(tmp_path / "routectl.crt"), str(tmp_path / "routectl.key")
+    tls = tls_context(cert_file=cert, key_file=key, cert_dir=None, min_version="VersionTLS12", bind_address="127.0.0.1", **tls_options)  # type: ignore[arg-type]  # fmt: skip
+    server = ProbeServer(registry=CollectorRegistry(), ready=lambda: (True, "ok"), tls=tls)
+    await server.start("127.0.0.1:0")
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", server.port, ssl=client)
+    except (ssl.SSLError, ConnectionError):
+        return None
+    else:
+        info = writer.get_extra_info("ssl_object")
+        version, cipher = info.version(), info.cipher()[0]
+        writer.close()
+        await writer.wait_closed()
+        return version, cipher
+    finally:
+        await server.aclose()
+
+
+def client(tmp_path: Path, *, tls12: bool = False) -> ssl.SSLContext:
+    """A client trusting a self-signed certificate (ECDSA P-256) made in ``tmp_path``."""
+    if not (tmp_path / "routectl.crt").exists():
+        self_signed(cert_dir=str(tmp_path), bind_address="127.0.0.1")
+    trust = ssl.create_default_context(cafile=str(tmp_path / "routectl.crt"))
+    if tls12:
+        trust.maximum_version = ssl.TLSVersion.TLSv1_2
+    return trust
+
+
+async def test_tls_cipher_suites_choose_the_tls12_suites(tmp_path: Path) -> None:
+    """Go's suite names choose OpenSSL's suites: a TLS 1.2 client gets the one named."""
+    only = "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"
+    chosen = await handshake(tmp_path, client(tmp_path, tls12=True), cipher_suites=(only,))
+    assert chosen == ("TLSv1.2", "ECDHE-ECDSA-CHACHA20-POLY1305")
+    default = await handshake(tmp_path, client(tmp_path, tls12=True))
+    assert default is not None
+    assert default[1] != "ECDHE-ECDSA-CHACHA20-POLY1305"
+
+
+def test_cipher_suites_openssl_does_not_offer_are_a_start_up_error(tmp_path: Path) -> None:
+    client(tmp_path)
+    with pytest.raises(ConfigError, match="--tls-cipher-suites TLS_RSA_WITH_RC4_128_SHA: OpenSSL"):
+        tls_context(cert_file=str(tmp_path / "routectl.crt"), key_file=str(tmp_path / "routectl.key"), cert_dir=None, min_version="VersionTLS12", bind_address="127.0.0.1", cipher_suites=("TLS_RSA_WITH_RC4_128_SHA",))  # fmt: skip
+
+
+async def test_tls_curve_preferences_choose_the_group(tmp_path: Path) -> None:
+    """--tls-curve-preferences=24 (P-384): a client offering P-256 only cannot connect; one
+    offering P-384 can."""
+    p256 = client(tmp_path)
+    p256.set_ecdh_curve("prime256v1")
+    assert await handshake(tmp_path, p256, curves=(24,)) is None
+    p384 = client(tmp_path)
+    p384.set_ecdh_curve("secp384r1")
+    assert await handshake(tmp_path, p384, curves=(24,)) is not None
+    assert await handshake(tmp_path, p256) is not None  # no preference: OpenSSL's groups
+
+
+async def test_the_secure_port_speaks_http11_only(tmp_path: Path) -> None:
+    """HTTP/2 is never served (the CCM's --disable-http2-serving=true): ALPN says http/1.1."""
+    h2 = client(tmp_path)
+    h2.set_alpn_protocols(["h2", "http/1.1"])
+    cert, key = str(tmp_path / "routectl.crt"), str(tmp_path / "routectl.key")
+    tls = tls_context(cert_file=cert, key_file=key, cert_dir=None, min_version="VersionTLS12", bind_address="127.0.0.1")  # fmt: skip
+    server = ProbeServer(registry=CollectorRegistry(), ready=lambda: (True, "ok"), tls=tls)
+    await server.start("127.0.0.1:0")
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", server.port, ssl=h2)
+        assert writer.get_extra_info("ssl_object").selected_alpn_protocol() == "http/1.1"
+        writer.close()
+        await writer.wait_closed()
     finally:
         await server.aclose()

@@ -144,3 +144,28 @@ async def test_graceful_shutdown_exits_zero(cluster: Cluster) -> None:
     cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
     await eventually(lambda: bool(cluster.routes()))
     assert await running.stop() == 0
+
+
+async def test_outcomes_at_the_default_level_and_sync_detail_at_v4(
+    cluster: Cluster, caplog
+) -> None:
+    """INFO: one line per route created or deleted, with its Node, CIDR and duration.
+    DEBUG (-v 4): what each sync saw and planned, and what it applied."""
+    import logging  # noqa: PLC0415 -- only this test sets levels
+
+    with caplog.at_level(logging.DEBUG, logger="routectl"):
+        cluster.server.create_node(node_object("keep", "10.244.2.0/24"))
+        await cluster.start()
+        await eventually(lambda: cluster.routes() == {("keep", "10.244.2.0/24")})
+        cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+        await eventually(lambda: ("n1", "10.244.1.0/24") in cluster.routes())
+        cluster.server.delete_node("n1")
+        await eventually(lambda: cluster.routes() == {("keep", "10.244.2.0/24")})
+        await asyncio.sleep(1)
+    infos = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert any(m.startswith("Created route for node n1 10.244.1.0/24 with hint ") and " after " in m for m in infos)  # fmt: skip
+    assert any(m.startswith("Deleted route ") and "10.244.1.0/24 after " in m for m in infos)
+    debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert any(m.startswith("Sync plan: ") and "1 to create, 0 to delete" in m for m in debug)
+    assert "Sync applied: 1 created, 0 deleted, 0 failed" in debug
+    assert "Sync applied: 0 created, 1 deleted, 0 failed" in debug

@@ -178,3 +178,41 @@ async def test_without_the_capability_a_replace_is_a_delete_then_a_create() -> N
     plan = Plan(deletes=(stale,), creates=(create("new", "10.244.1.0/24", stale),))
     await apply_routes(plan, provider=FakeProvider.over(cloud, "c"), on_create_done=Failures())
     assert [c.operation for c in cloud.calls] == ["delete", "create"]
+
+
+async def test_one_info_line_per_outcome_with_node_cidr_and_duration(caplog) -> None:
+    """Upstream's outcome lines: Created ... after <dur>, Deleted ... after <dur>, and a
+    replace says which Node the route went from and to (durations in loop time)."""
+    cloud = FakeCloud(CloudSettings(write_latency=1.0))
+    cloud.add_route("c", route("gone", "10.244.9.0/24"))
+    (stale,) = cloud.listing("c")
+    plan = Plan(deletes=(stale,), creates=(create("n1", "10.244.1.0/24"),))
+    with caplog.at_level("INFO", logger="routectl.controller"):
+        await apply_routes(plan, provider=FakeProvider.over(cloud, "c"), on_create_done=Failures())
+    lines = {r.getMessage() for r in caplog.records}
+    assert "Created route for node n1 10.244.1.0/24 with hint uid-n1 after 1s" in lines
+    assert f"Deleted route {stale.name} 10.244.9.0/24 after 1s" in lines
+    created = next(r for r in caplog.records if r.getMessage().startswith("Created route"))
+    assert (created.node, created.cidr) == ("n1", "10.244.1.0/24")
+    caplog.clear()
+    replacing = FakeCloud(CloudSettings(replace=True, write_latency=2.0))
+    replacing.add_route("c", route("old", "10.244.1.0/24"))
+    (old,) = replacing.listing("c")
+    plan = Plan(deletes=(old,), creates=(create("new", "10.244.1.0/24", old),))
+    with caplog.at_level("INFO", logger="routectl.controller"):
+        await apply_routes(plan, provider=FakeProvider.over(replacing, "c"), on_create_done=Failures())  # fmt: skip
+    assert f"Replaced route {old.name} 10.244.1.0/24 of node old with node new after 2s" in {
+        r.getMessage() for r in caplog.records
+    }
+
+
+async def test_a_batch_logs_each_route_with_the_batchs_duration(caplog) -> None:
+    cloud = FakeCloud(CloudSettings(whole_table=True, write_latency=3.0))
+    plan = Plan(creates=(create("n1", "10.244.1.0/24"), create("n2", "10.244.2.0/24")))
+    with caplog.at_level("INFO", logger="routectl.controller"):
+        await apply_batch(plan, provider=FakeProvider.over(cloud, "c"), on_create_done=Failures())
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Created")]
+    assert lines == [
+        "Created route for node n1 10.244.1.0/24 with hint uid-n1 after 3s",
+        "Created route for node n2 10.244.2.0/24 with hint uid-n2 after 3s",
+    ]

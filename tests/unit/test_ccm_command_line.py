@@ -7,6 +7,7 @@ import logging
 
 import pytest
 
+from routectl import __version__
 from routectl.cli.dropin import say_ignored, with_cloud_config
 from routectl.cli.flags import parse_run_flags
 from routectl.cli.main import main
@@ -140,6 +141,24 @@ def test_an_unknown_controller_is_refused_in_the_ccms_words() -> None:
         (["--node-monitor-period=soon"], "--node-monitor-period"),
         (["--concurrent-service-syncs=many"], "--concurrent-service-syncs"),
         (["--logging-format=xml"], "--logging-format"),
+        (["--allocate-node-cidrs=maybe"], "--allocate-node-cidrs"),
+        (["--tls-cipher-suites=TLS_NOPE"], "Cipher suite TLS_NOPE not supported or doesn't exist"),
+        (["--webhook-tls-cipher-suites=RC4"], "Cipher suite RC4 not supported or doesn't exist"),
+        (["--tls-curve-preferences=23,23"], "duplicate curve preference 23"),
+        (["--tls-curve-preferences=0"], "curve preference 0 is out of range (must be 1-65535)"),
+        (["--tls-curve-preferences=30"], "curve preference 30 is not supported by the current Go"),
+        (["--webhook-tls-curve-preferences=x"], "--webhook-tls-curve-preferences"),
+        (["--tls-min-version=VersionTLS14"], "--tls-min-version"),
+        (["--webhook-tls-min-version=TLS1.2"], "unknown tls version 'TLS1.2'"),
+        (["--tls-sni-cert-key=a.crt"], "expected comma separated certificate and key file paths"),
+        (["--webhook-tls-sni-cert-key=a.crt,a.key:"], "empty names list is not allowed"),
+        (["--webhook-bind-address=localhost"], "--webhook-bind-address"),
+        (["--concurrent-node-status-updates=2147483648"], "does not fit a 32-bit integer"),
+        (["--log-json-info-buffer-size=lots"], "--log-json-info-buffer-size"),
+        (["--vmodule=routes"], "expect comma-separated list of filename=N"),
+        (["--allow-untagged-cloud=yes"], "--allow-untagged-cloud"),
+        (["--disable-http2-serving=2"], "--disable-http2-serving"),
+        (["--version=maybe"], "--version"),
     ],
 )
 def test_bad_ccm_values_exit_2_with_one_line(args: list[str], needle: str, capsys) -> None:
@@ -204,6 +223,111 @@ def test_ignored_flags_and_gates_are_said_once(caplog) -> None:
         for line in lines
     )
     assert not any("--webhooks" in line for line in lines)
-    assert not any("--allocate-node-cidrs" in line for line in lines)  # routectl's own now
-    assert len(lines) == 6
+    assert (
+        "Ignoring --allocate-node-cidrs: the generic CCM does nothing with it either "
+        "(k8s.io/cloud-provider v0.36); routectl allocates pod CIDRs only with "
+        "--routectl-allocate-node-cidrs"
+    ) in lines
+    assert len(lines) == 7
     assert [r.getMessage() for r in caplog.records] == lines
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        ["--allocate-node-cidrs=true"],
+        ["--allocate-node-cidrs", "--cidr-allocator-type=RangeAllocator"],
+        ["--allocate-node-cidrs=true", "--cidr-allocator-type=CloudAllocator"],
+    ],
+)
+def test_a_pasted_allocate_node_cidrs_never_starts_routectls_allocator(pasted) -> None:
+    """The generic CCM does nothing with --allocate-node-cidrs or --cidr-allocator-type
+    (k8s.io/cloud-provider v0.36 startRouteController reads only --configure-cloud-routes):
+    routectl neither, and says so; only its own flag turns its allocator on."""
+    s = parse_run_flags([*REQUIRED, *pasted])
+    assert s.routectl_allocate_node_cidrs is False
+    assert s.route_cidrs == s.cluster_cidrs
+    lines = say_ignored(s)
+    assert any(line.startswith("Ignoring --allocate-node-cidrs: ") for line in lines)
+    own = parse_run_flags([*REQUIRED, *pasted, "--routectl-allocate-node-cidrs"])
+    assert own.routectl_allocate_node_cidrs is True
+
+
+def test_ccm_syntaxes_accept_what_the_ccm_accepts() -> None:
+    """The other side of each check: values the CCM takes are taken, and kept."""
+    s = parse_run_flags(
+        [
+            *REQUIRED,
+            "--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_AES_128_GCM_SHA256",
+            "--tls-curve-preferences=29,23",
+            "--tls-min-version=VersionTLS10",
+            "--tls-sni-cert-key=a.crt,a.key:example.com,*.example.com",
+            "--webhook-bind-address=::1",
+            "--log-text-info-buffer-size=64Ki",
+            "--vmodule=routes=4,gate*=2",
+            "--concurrent-node-status-updates=-1",
+            "--allow-untagged-cloud",
+            "--disable-http2-serving",
+            "--version=false",
+            "--help=false",
+            "--tls-cert-file=",
+            "--tls-private-key-file=",
+        ]
+    )
+    assert s.tls_cipher_suites == (
+        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        "TLS_AES_128_GCM_SHA256",
+    )
+    assert s.tls_curve_preferences == (29, 23)
+    assert s.tls_min_version == "VersionTLS10"
+    assert (s.tls_cert_file, s.tls_private_key_file) == (None, None)  # empty: not given
+    lines = say_ignored(s)
+    assert "Ignoring --allow-untagged-cloud: deprecated upstream; routectl's plugins tell this cluster's routes by --cluster-name" in lines  # fmt: skip
+    assert any(line.startswith("Ignoring --disable-http2-serving: ") for line in lines)
+
+
+def test_run_version_prints_and_exits_0(capsys) -> None:
+    """The CCM's --version (true or raw) on run: the version, whatever else is given."""
+    assert main(["run", "--version"]) == 0
+    assert main(["run", "--cluster-cidr=x", "--version=raw"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"routectl {__version__}"] * 2
+
+
+def test_an_aws_cloud_config_is_read_as_cloud_provider_aws_reads_it(tmp_path, caplog) -> None:
+    """--cloud-provider=aws --cloud-config=<its [Global]>: the keys that concern routes are
+    the aws plugin's options; the others are named once at start-up, a typo is a WARNING."""
+    path = tmp_path / "cloud.conf"
+    path.write_text(
+        "[Global]\nZone = eu-central-1b\nVPC = vpc-0123456789abcdef0\n"
+        "KubernetesClusterTag = prod\nRouteTableID = rtb-0123456789abcdef0\n"
+        "ElbSecurityGroup = sg-1\nRouteTable = rtb-typo\n"
+    )
+    args = ["--cloud-provider=aws", "--cluster-cidr=10.244.0.0/16", f"--cloud-config={path}"]
+    s = with_cloud_config(parse_run_flags(args))
+    assert dict(s.provider_options) == {
+        "region": "eu-central-1",
+        "vpc-id": "vpc-0123456789abcdef0",
+        "cluster-id": "prod",
+        "route-table-id": "rtb-0123456789abcdef0",
+    }
+    with caplog.at_level(logging.INFO, logger="routectl"):
+        say_ignored(s)
+    said = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert ("INFO", "Ignoring [Global] ElbSecurityGroup: the service controller's") in said
+    typo = f"Unknown key [Global] RouteTable in --cloud-config {path}:7: cloud-provider-aws"
+    assert ("WARNING", f"{typo} has no such key") in said
+
+
+@pytest.mark.parametrize(
+    ("flags", "plain"),
+    [
+        ([], "0.0.0.0:10290"),
+        (["--secure-port=10258", "--bind-address=127.0.0.1"], ""),
+        (["--secure-port=10258", "--metrics-bind-address=127.0.0.1:10290"], "127.0.0.1:10290"),
+        (["--metrics-bind-address="], ""),
+        (["--secure-port=0"], "0.0.0.0:10290"),
+    ],
+)
+def test_plain_http_only_where_asked(flags: list[str], plain: str) -> None:
+    """With --secure-port, plain HTTP only when --metrics-bind-address is given explicitly."""
+    assert parse_run_flags([*REQUIRED, *flags]).plain_address == plain

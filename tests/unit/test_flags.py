@@ -46,11 +46,12 @@ def test_help_shows_durations_and_booleans_in_go_syntax() -> None:
 
 @pytest.mark.parametrize("command", [RUN, PLAN])
 def test_each_command_takes_exactly_its_options(command: str) -> None:
-    """``run`` and ``plan`` take the flags the table gives them (``plan`` adds ``--output``)."""
+    """``run`` takes the flags the table gives it; ``plan`` takes run's whole command line
+    (a pasted CCM line previews as it is) and adds ``--output`` and ``--detailed-exitcode``."""
     taken = {s for a in subparser(command)._actions for s in a.option_strings}
-    expected = {n for o in OPTIONS if command in o.commands for n in (o.flag, *o.aliases)}
-    extra = {"-o", "--output"} if command == PLAN else set()
-    assert taken == expected | extra | {"-h", "--help"}
+    expected = {n for o in OPTIONS if RUN in o.commands for n in (o.flag, *o.aliases)}
+    extra = {"-o", "--output", "--detailed-exitcode"} if command == PLAN else set()
+    assert taken == expected | extra | {"-h", "--help", "--version"}
 
 
 def test_flags_not_given_leave_the_settings_defaults() -> None:

@@ -193,13 +193,13 @@ def test_occupy_pre_existing_cidr_failures_are_findings(
 )
 def test_kcm_validation_messages(flags: list[str], error: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        parse_run_flags(["--provider=fake", "--allocate-node-cidrs", *flags])
+        parse_run_flags(["--provider=fake", "--routectl-allocate-node-cidrs", *flags])
     assert str(caught.value) == error
 
 
 def test_defaults_are_kcms() -> None:
     s: Any = parse_run_flags(["--provider=fake", "--cluster-cidr=10.0.0.0/8,fd00::/32"])
-    assert s.allocate_node_cidrs is False
+    assert s.routectl_allocate_node_cidrs is False
     assert s.node_masks == {4: 24, 6: 64}
     assert s.pod_cidr_reuse_delay == 300.0
     assert s.pod_cidr_claims == "lease"
@@ -212,7 +212,7 @@ def test_allocation_needs_route_configuration() -> None:
             [
                 "--provider=fake",
                 "--cluster-cidr=10.0.0.0/16",
-                "--allocate-node-cidrs",
+                "--routectl-allocate-node-cidrs",
                 "--configure-cloud-routes=false",
             ]
         )

@@ -46,7 +46,8 @@ async def test_endpoint_from_the_environment(monkeypatch: pytest.MonkeyPatch) ->
     [
         pytest.param(
             {"region": "us-east-1", "zone": "a"},
-            "unknown option(s) zone; known: cache-seconds, endpoint-url, node-name, region, vpc-id",
+            "unknown option(s) zone; known: cache-seconds, cluster-id, endpoint-url, node-name, "
+            "region, route-table-id, vpc-id",
             id="unknown",
         ),
         pytest.param({}, "missing required option region", id="no-region"),
@@ -84,3 +85,26 @@ async def test_empty_cluster_name_is_refused() -> None:
     """Without a cluster name there is no tag to select route tables by."""
     with pytest.raises(ConfigError, match="cluster name"):
         AwsProvider(cluster_name="", options={"region": "us-east-1"})
+
+
+@pytest.mark.parametrize(
+    ("options", "needle"),
+    [
+        ({"route-table-id": "table-1"}, "route-table-id='table-1' is not a route table id"),
+        ({"cluster-id": " "}, "cluster-id is empty"),
+    ],
+)
+async def test_route_table_and_cluster_id_are_checked(options: dict[str, str], needle: str) -> None:
+    with pytest.raises(ConfigError, match=needle):
+        build(region="us-east-1", **options)
+
+
+async def test_route_table_and_cluster_id_are_read() -> None:
+    built = build(
+        region="us-east-1", **{"route-table-id": "rtb-0123456789abcdef0"}, **{"cluster-id": "x"}
+    )
+    assert (built.options.route_table_id, built.options.cluster_id) == (
+        "rtb-0123456789abcdef0",
+        "x",
+    )
+    assert built.tag_key == "kubernetes.io/cluster/x"

@@ -259,3 +259,56 @@ async def test_route_missing_from_a_table_is_recreated(
     assert proxy.count("CreateRoute") == 1
     assert await vpc.instance_routes(second) == {CIDR_A: node.id}
     assert keys(await provider.list_routes()) == {(node.dns, CIDR_A, False)}
+
+
+async def test_route_table_id_picks_that_table_whatever_its_tags(
+    vpc: Vpc, make_provider: MakeProvider
+) -> None:
+    """route-table-id (cloud-provider-aws's RouteTableID): that table only, even untagged;
+    the cluster's tagged tables are left alone."""
+    tagged = await vpc.cluster_table(CLUSTER)
+    pinned = await vpc.route_table()
+    (node,) = await vpc.launch()
+    provider = make_provider(**{"route-table-id": pinned})
+    await provider.create_route(route(node, CIDR_A), name_hint="uid")
+    assert await vpc.instance_routes(pinned) == {CIDR_A: node.id}
+    assert await vpc.instance_routes(tagged) == {}
+    assert keys(await provider.list_routes()) == {(node.dns, CIDR_A, False)}
+
+
+async def test_cluster_id_selects_by_its_tag_and_the_legacy_tag(
+    vpc: Vpc, make_provider: MakeProvider
+) -> None:
+    """cluster-id (KubernetesClusterID/Tag): tables tagged kubernetes.io/cluster/<id> or
+    KubernetesCluster=<id> are the cluster's, whatever --cluster-name says."""
+    new_style = await vpc.cluster_table("prod-id")
+    legacy = await vpc.route_table(tags={"KubernetesCluster": "prod-id"})
+    other_legacy = await vpc.route_table(tags={"KubernetesCluster": "other"})
+    by_name = await vpc.cluster_table(CLUSTER)
+    (node,) = await vpc.launch()
+    provider = make_provider(**{"cluster-id": "prod-id"})
+    await provider.create_route(route(node, CIDR_A), name_hint="uid")
+    assert await vpc.instance_routes(new_style) == {CIDR_A: node.id}
+    assert await vpc.instance_routes(legacy) == {CIDR_A: node.id}
+    assert await vpc.instance_routes(other_legacy) == {}
+    assert await vpc.instance_routes(by_name) == {}
+
+
+async def test_route_tables_describe_every_route_of_each_selected_table(
+    vpc: Vpc, make_provider: MakeProvider
+) -> None:
+    """route_tables() (for routectl plan): each selected table with the destinations of its
+    instance routes, whatever their CIDR; the VPC's local route and other tables are not."""
+    tagged = await vpc.cluster_table(CLUSTER)
+    await vpc.route_table()
+    (node,) = await vpc.launch()
+    provider = make_provider()
+    await provider.create_route(route(node, CIDR_A), name_hint="uid")
+    tables = await provider.route_tables()
+    assert set(tables) == {tagged}
+    assert tables[tagged] == {CIDR_A}  # not the VPC's local route
+    other = await vpc.launch()
+    await vpc.ec2.create_route(
+        RouteTableId=tagged, DestinationCidrBlock="192.168.7.0/24", InstanceId=other[0].id
+    )
+    assert (await provider.route_tables())[tagged] == {CIDR_A, "192.168.7.0/24"}

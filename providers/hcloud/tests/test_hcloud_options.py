@@ -100,3 +100,30 @@ async def test_token_file_wins_over_the_environment(tmp_path: Path) -> None:
     path.write_text("file-token\n")
     provider = build(network="k8s", **{"token-file": str(path)})
     assert provider.options.token_file == path
+
+
+async def test_hcloud_ccms_environment_stands_in_for_options(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """HCLOUD_NETWORK, HCLOUD_ENDPOINT and HCLOUD_TOKEN_FILE as hcloud-ccm reads them; its
+    other variables are named once as ignored, an unknown HCLOUD_* one is a warning; an
+    option given wins."""
+    token_file = tmp_path / "token"
+    token_file.write_text("file-token\n")
+    monkeypatch.delenv("HCLOUD_TOKEN")
+    monkeypatch.setenv("HCLOUD_NETWORK", "k8s-net")
+    monkeypatch.setenv("HCLOUD_ENDPOINT", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("HCLOUD_TOKEN_FILE", str(token_file))
+    monkeypatch.setenv("HCLOUD_LOAD_BALANCERS_ENABLED", "false")
+    monkeypatch.setenv("HCLOUD_NETWORK_ROUTES_ENABLED", "false")
+    monkeypatch.setenv("HCLOUD_NETWROK", "typo")
+    with caplog.at_level("INFO", logger="routectl_hcloud"):
+        provider = build()
+    assert provider.options.network == "k8s-net"
+    assert provider.options.endpoint == "http://127.0.0.1:1/v1"
+    assert provider.options.token_file == token_file
+    assert build(network="other").options.network == "other"
+    said = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert ("INFO", "Ignoring HCLOUD_LOAD_BALANCERS_ENABLED: the service controller's") in said
+    assert any(m.startswith("Ignoring HCLOUD_NETWORK_ROUTES_ENABLED: ") for _, m in said)
+    assert ("WARNING", "Unknown variable HCLOUD_NETWROK: hcloud-cloud-controller-manager has none") in said  # fmt: skip

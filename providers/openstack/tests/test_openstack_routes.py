@@ -186,3 +186,46 @@ def test_entry_point_resolves() -> None:
     """The distribution registers ``openstack`` in routectl's entry-point group."""
     factory: object = load_factory("openstack")
     assert factory is OpenStackProvider
+
+
+async def test_credentials_as_options_authenticate_without_os_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cloud.conf's [Global] username/password/tenant-name arrive as options: they
+    authenticate with no OS_* variable set."""
+    for name in ("OS_USERNAME", "OS_PASSWORD", "OS_PROJECT_NAME"):
+        monkeypatch.delenv(name)
+    async with FakeOpenStack(atomic=True) as fake:
+        router = fake.add_router(SUBNET)
+        fake.add_server("node-0", "10.0.0.10")
+        options = {
+            "router-id": router.id,
+            "node-cidrs": SUBNET,
+            "auth-url": fake.auth_url,
+            "username": "routectl",
+            "password": PASSWORD,
+            "project-name": "k8s",
+        }
+        provider = OpenStackProvider(cluster_name="c", options=options)
+        await provider.create_route(
+            Route(target_node="node-0", destination_cidr="10.244.0.0/24"), name_hint="u"
+        )
+        assert {"destination": "10.244.0.0/24", "nexthop": "10.0.0.10"} in router.routes
+        await provider.aclose()
+        wrong = OpenStackProvider(cluster_name="c", options={**options, "password": "nope"})
+        with pytest.raises(ProviderError):
+            await wrong.list_routes()
+        await wrong.aclose()
+
+
+async def test_route_tables_describe_the_router_for_plan() -> None:
+    """route_tables() (for routectl plan): the router with its routes via the Nodes'
+    subnets, whatever their CIDR; routes via other next hops are not counted."""
+    async with FakeOpenStack(atomic=True) as fake:
+        router = fake.add_router(SUBNET)
+        router.routes.append({"destination": "192.168.0.0/16", "nexthop": "10.0.0.99"})
+        router.routes.append({"destination": "172.16.0.0/12", "nexthop": "10.9.9.9"})
+        options = {"router-id": router.id, "node-cidrs": SUBNET, "auth-url": fake.auth_url}
+        provider = OpenStackProvider(cluster_name="c", options=options)
+        assert await provider.route_tables() == {router.id: frozenset({"192.168.0.0/16"})}
+        await provider.aclose()

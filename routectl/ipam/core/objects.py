@@ -31,6 +31,8 @@ POOL_ANNOTATION = "routectl.io/pool"
 CIDR_NOT_AVAILABLE = "CIDRNotAvailable"
 CIDR_ASSIGNMENT_FAILED = "CIDRAssignmentFailed"
 POOL_FILLING = "PodCIDRPoolFilling"
+OTHER_ALLOCATOR = "OtherPodCIDRAllocator"
+"""A pod CIDR in routectl's pools that routectl did not write: its allocation stops."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

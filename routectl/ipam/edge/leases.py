@@ -19,6 +19,7 @@ from routectl.errors import KubeError
 from routectl.ipam.core import Allocation, Allocator, Claim
 from routectl.ipam.core.objects import CLAIM_SELECTOR, claim_body, claim_name, parse_claim
 from routectl.kube.node_status import IpamWriter
+from routectl.model import NodeView
 
 __all__ = ["ClaimLeases", "IpamReader"]
 
@@ -53,6 +54,21 @@ class ClaimLeases:
             claims = [c for c in map(parse_claim, raw) if c is not None]
         self._claims = {c.name: c for c in claims}
         return claims
+
+    async def holds(self, node: NodeView, network: Network) -> bool | KubeError:
+        """Whether ``node`` (same UID) holds the claim of ``network`` (read afresh when this
+        allocator does not know it)."""
+        if not self.enabled:
+            return False
+        known = self._claims.get(claim_name(network))
+        if known is not None and known.uid == node.uid:
+            return True
+        try:
+            raw = await self._reader.get_lease(self.namespace, claim_name(network))
+        except KubeError as exc:
+            return exc
+        theirs = parse_claim(raw) if raw is not None else None
+        return theirs is not None and theirs.uid == node.uid and theirs.network == network
 
     async def release(self, network: Network) -> KubeError | None:
         """Delete ``network``'s claim before its block is reused; the error, if that failed."""

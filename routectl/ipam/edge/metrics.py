@@ -9,7 +9,9 @@
 * ``routectl_ipam_findings_total{reason}``: bad pod CIDRs found on Nodes, each counted once;
 * ``routectl_ipam_allocations_total{result}``: Node patches by result;
 * ``routectl_ipam_allocation_seconds``: from a Node seen without pod CIDRs to its patch;
-* ``routectl_ipam_claims{state}``: claim Leases known (``held``) and orphaned.
+* ``routectl_ipam_claims{state}``: claim Leases known (``held``) and orphaned;
+* ``routectl_ipam_other_allocator``: 1 once a pod CIDR in routectl's pools was written by
+  another allocator (routectl's allocation has stopped), else 0.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class IpamMetrics:
     allocations: Counter
     allocation_seconds: Histogram
     claims: Gauge
+    other_allocator: Gauge
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> IpamMetrics:
@@ -109,4 +112,10 @@ class IpamMetrics:
                 registry=r,
             ),
             claims=Gauge("routectl_ipam_claims", "Claim Leases by state.", ["state"], registry=r),
+            other_allocator=Gauge(
+                "routectl_ipam_other_allocator",
+                "1 once another allocator wrote a pod CIDR in routectl's pools (routectl's "
+                "allocation has stopped).",
+                registry=r,
+            ),
         )

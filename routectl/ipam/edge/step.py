@@ -20,6 +20,18 @@ plan, and it:
    on a fresh listing, when a block past its delay only waits for one: the Node gets that
    block instead of a ``CIDRNotAvailable``).
 
+**One allocator only.** The Nodes' pod CIDRs found at the rebuild are adopted as they are
+(whoever wrote them: the migration from KCM's allocator). After it, a pod CIDR inside
+routectl's pools that routectl did not write (not the echo of its own patch, not its
+reservation, and with claims on, no claim of that Node's) means another allocator runs
+beside it (KCM's ``--allocate-node-cidrs=true``, say). Then routectl stops allocating for
+the rest of the process, no write in flight goes out after it is noticed, and it says so
+once: an ERROR line, a Warning Event (``OtherPodCIDRAllocator``) on the Node and on
+routectl's Lease, ``routectl_ipam_other_allocator`` 1, and ``/readyz`` fails with the
+reason (:attr:`NodeIpam.stopped`). Routes are still programmed. A CIDR another writer put on
+a Node is taken in the allocator either way, so it is never handed out again. Detection,
+not prevention: two allocators racing within one request can still pick the same block.
+
 Every write goes through the fenced writer, as a child of the sync. A write that fails is
 returned to the controller, which fails the sync (retried with backoff); a reservation
 survives it, so the retry writes the same CIDR.
@@ -32,12 +44,12 @@ import logging
 from collections.abc import Callable, Collection
 from typing import Any, Protocol
 
-from routectl.cidr import Network, canonical
+from routectl.cidr import Network, canonical, network_or_none
 from routectl.cloud.listing import Listing
 from routectl.config import Settings
 from routectl.errors import KubeError
 from routectl.ipam.core import Allocator, Pools, PoolUsage, rebuild, usage
-from routectl.ipam.core.objects import service_cidrs
+from routectl.ipam.core.objects import OTHER_ALLOCATOR, service_cidrs
 from routectl.ipam.edge.leases import ClaimLeases, IpamReader
 from routectl.ipam.edge.metrics import IpamMetrics
 from routectl.ipam.edge.report import USAGE_EVERY, IpamReport
@@ -111,6 +123,9 @@ class NodeIpam:
             enabled=settings.pod_cidr_claims == "lease",
         )
         metrics.blocks.read_from(self._usage)
+        self._suspects: dict[str, NodeView] = {}
+        self.stopped: str | None = None
+        """Why allocation stopped (another allocator writes pod CIDRs), or None."""
         self._report = IpamReport(
             store=store,
             status=status,
@@ -120,8 +135,14 @@ class NodeIpam:
             wall_clock=wall_clock,
         )
         self._cidrs = CidrWriter(
-            store=store, writer=writer, claims=self._claims, metrics=metrics, report=self._report
+            store=store,
+            writer=writer,
+            claims=self._claims,
+            metrics=metrics,
+            report=self._report,
+            halted=lambda: self.stopped is not None or bool(self._suspects),
         )
+        metrics.other_allocator.set(0)
 
     # -- fed by the informer ------------------------------------------------------------------
 
@@ -134,12 +155,25 @@ class NodeIpam:
         now = self._clock()
         own = self._cidrs.noticed(old, new, now=now)
         if self.state is not None:
+            if not own and new is not None and self._not_ours(self.state, old, new):
+                self._suspects[new.name] = new
             self.state.observe(old, new, now=now)
         return own
 
     def _usage(self) -> list[PoolUsage]:
         """The pools' usage now (read when Prometheus scrapes the block counts)."""
         return [] if self.state is None else usage(self.state, now=self._clock())
+
+    def _not_ours(self, state: Allocator, old: NodeView | None, new: NodeView) -> bool:
+        """``new`` shows pod CIDRs in a pool that this allocator did not reserve for it."""
+        if self.stopped is not None or not new.pod_cidrs:
+            return False
+        if old is not None and old.uid == new.uid and old.pod_cidrs == new.pod_cidrs:
+            return False
+        networks = {n for c in new.pod_cidrs if (n := network_or_none(c)) is not None}
+        if not any(state.pools.containing(n) is not None for n in networks):
+            return False
+        return networks != set(state.held(new.name))
 
     @property
     def route_cidrs(self) -> tuple[Network, ...]:
@@ -171,6 +205,9 @@ class NodeIpam:
             self.state = await self._rebuild(routes or frozenset(), now)
         elif routes is not None:
             self.state.quarantined.listed(routes, at=now)
+        judged = await self._judge()
+        if self.stopped is not None or judged is not None:
+            return Assigned(errors=(judged,) if judged is not None else ())
         errors = await self._reuse(self.state, now)
         assigned, failed = await self._cidrs.write(self.state, now)
         hold = self.state.quarantined.awaits_listing(now)
@@ -181,6 +218,39 @@ class NodeIpam:
             errors=(*errors, *failed),
             wake=self._wake(self.state, now),
         )
+
+    async def _judge(self) -> KubeError | None:
+        """Stop allocating if a suspect's pod CIDRs are not this allocator's (no claim of
+        that Node stands behind them); a failed claim read is returned (judged again)."""
+        for name, node in list(self._suspects.items()):
+            networks = [n for c in node.pod_cidrs if (n := network_or_none(c)) is not None]
+            for network in networks:
+                if self.state is None or self.state.pool_of(network) is None:
+                    continue
+                held = await self._claims.holds(node, network)
+                if isinstance(held, KubeError):
+                    return held
+                if not held:
+                    self._suspects.clear()
+                    await self._stop(node, network)
+                    return None
+            self._suspects.pop(name, None)
+        return None
+
+    async def _stop(self, node: NodeView, network: Network) -> None:
+        """Another allocator wrote ``network`` to ``node``: stop, and say so once."""
+        message = (
+            f"node {node.name} got pod CIDR {network}, in routectl's pools, from another "
+            "allocator (kube-controller-manager's --allocate-node-cidrs=true?): routectl stops "
+            "allocating pod CIDRs so that no CIDR is handed out twice; routes are still "
+            "programmed. Turn the other allocator off, then restart routectl "
+            "(or drop --routectl-allocate-node-cidrs to keep the other one)"
+        )
+        self.stopped = message  # the step returns no wake-up from now on: the queue drops it
+        self._metrics.other_allocator.set(1)
+        logger.error("Node IPAM stopped: %s", message)
+        await self._status.node_event(node, reason=OTHER_ALLOCATOR, message=message)
+        await self._status.controller_event(reason=OTHER_ALLOCATOR, message=message)
 
     async def _rebuild(self, routes: frozenset[str], now: float) -> Allocator:
         claims = await self._claims.load()

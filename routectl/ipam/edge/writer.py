@@ -1,7 +1,8 @@
 """Node IPAM's writes: claim each CIDR, patch the Node, wait for the informer's echo.
 
 :class:`CidrWriter` carries out what the allocator plans, a bounded number of Nodes at a
-time. Promises: per Node the claims (when on) are created before the Node patch; a claim
+time. Promises: per Node the claims (when on) are created before the Node patch; nothing
+is claimed or patched while ``halted`` (another allocator may be at work); a claim
 someone else holds makes that block foreign and the Node is planned again (a few rounds a
 sync); a patch for a Node that is gone is no error; a failed patch is logged, told once per
 failure streak (``CIDRAssignmentFailed``) and returned, the reservation kept, so the retry
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 
 from routectl.errors import KubeError
@@ -48,8 +49,10 @@ class CidrWriter:
         claims: ClaimLeases,
         metrics: IpamMetrics,
         report: IpamReport,
+        halted: Callable[[], bool] = lambda: False,
     ) -> None:
         self._store, self._writer, self._claims = store, writer, claims
+        self._halted = halted
         self._metrics, self._report = metrics, report
         self._failed: set[str] = set()
         self._since: dict[str, float] = {}
@@ -110,7 +113,10 @@ class CidrWriter:
         return node is not None and node.uid == a.uid and not node.pod_cidrs
 
     async def _claim_and_patch(self, state: Allocator, a: Allocation) -> str | KubeError:
-        """Claim each CIDR, then patch the Node: ``written``, ``planned-again``, ``left``."""
+        """Claim each CIDR, then patch the Node: ``written``, ``planned-again``, ``left``
+        (``left`` too when writes are halted: another allocator may be at work)."""
+        if self._halted():
+            return "left"
         if self._claims.enabled:
             for network in a.cidrs:
                 held = await self._claims.take(state, a, network)
@@ -119,6 +125,8 @@ class CidrWriter:
                 if not held:
                     state.unreserve(a.node)
                     return "planned-again"
+        if self._halted():
+            return "left"
         texts = tuple(str(c) for c in a.cidrs)
         self._echoes[a.node] = (texts, asyncio.Event())
         try:

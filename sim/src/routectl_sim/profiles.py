@@ -15,7 +15,7 @@ upstream has no such guard and writes one route per call even to whole-table clo
 For the node IPAM scenarios (:data:`IPAM_SCENARIOS`), where Nodes register without pod
 CIDRs, somebody must allocate:
 
-* ``routectl-ipam``: ``routectl`` with ``--allocate-node-cidrs``: it allocates in its sync;
+* ``routectl-ipam``: ``routectl`` with ``--routectl-allocate-node-cidrs``: it allocates in its sync;
 * ``kcm+<profile>``: ``<profile>``'s flags, and beside it a *companion*, KCM's allocator
   (:mod:`routectl_sim.kcm`). A companion is named before a ``+``; the part after the last
   ``+`` is the profile whose flags routectl runs with, so ``kcm+upstream-periodic`` is
@@ -70,7 +70,7 @@ PROFILES: dict[str, tuple[str, ...]] = {
         "--batch-writes=false",
         "--allow-mass-delete",
     ),
-    "routectl-ipam": ("--allocate-node-cidrs",),
+    "routectl-ipam": ("--routectl-allocate-node-cidrs",),
 }
 BUDGETED = frozenset({"routectl", "routectl-ipam"})
 """Profiles whose client bucket is set to the cloud's budget."""

@@ -16,13 +16,22 @@ from routectl.plugin_options import is_http_url, option_error, refuse_unknown, s
 
 PROVIDER = "aws"
 DEFAULT_CACHE_SECONDS = 30.0
-KNOWN_OPTIONS = ("cache-seconds", "endpoint-url", "node-name", "region", "vpc-id")
+KNOWN_OPTIONS = (
+    "cache-seconds",
+    "cluster-id",
+    "endpoint-url",
+    "node-name",
+    "region",
+    "route-table-id",
+    "vpc-id",
+)
 NODE_NAME_SOURCES = ("private-dns-name", "name-tag", "instance-id")
 """Where Node names come from: the instance's private DNS name (the kubelet's default, also
 ``i-....region.compute.internal`` under resource-based hostnames), its ``Name`` tag, or its id."""
 
 _REGION = re.compile(r"^[a-z]{2}(-[a-z0-9]+)+-\d+$")
 _VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
+_ROUTE_TABLE_ID = re.compile(r"^rtb-[0-9a-f]{8,17}$")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,6 +50,13 @@ class AwsOptions:
     node_name: str = NODE_NAME_SOURCES[0]
     """How the cluster names Nodes after instances (one of :data:`NODE_NAME_SOURCES`): the
     same rule maps a Node to its instance and a listed route's instance back to its Node."""
+    route_table_id: str = ""
+    """Use this route table, and only it, whatever its tags (cloud-provider-aws's
+    ``[Global] RouteTableID``); empty: the tables tagged for the cluster."""
+    cluster_id: str = ""
+    """The cluster id of the tags (cloud-provider-aws's ``KubernetesClusterID`` or
+    ``KubernetesClusterTag``): tables tagged ``kubernetes.io/cluster/<id>`` or, the legacy
+    tag, ``KubernetesCluster=<id>``; empty: ``--cluster-name`` with the first tag only."""
 
 
 def _fail(message: str) -> ConfigError:
@@ -72,7 +88,18 @@ def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> 
     node_name = options.get("node-name", NODE_NAME_SOURCES[0]).strip()
     if node_name not in NODE_NAME_SOURCES:
         raise _fail(f"node-name={node_name!r} must be one of {', '.join(NODE_NAME_SOURCES)}")
+    route_table_id = options.get("route-table-id", "").strip()
+    if route_table_id and not _ROUTE_TABLE_ID.match(route_table_id):
+        raise _fail(
+            f"route-table-id={route_table_id!r} is not a route table id such as "
+            "rtb-0123456789abcdef0"
+        )
+    cluster_id = options.get("cluster-id", "").strip()
+    if "cluster-id" in options and not cluster_id:
+        raise _fail("cluster-id is empty")
     return AwsOptions(
+        route_table_id=route_table_id,
+        cluster_id=cluster_id,
         region=region,
         vpc_id=vpc_id,
         endpoint_url=endpoint_url,

@@ -56,6 +56,7 @@ from routectl_aws.tables import (
     CLUSTER_TAG_VALUES as CLUSTER_TAG_VALUES,  # noqa: PLC0414 -- explicit re-export
     Entry,
     RouteTables,
+    Selection,
     Table,
 )
 
@@ -79,12 +80,24 @@ class AwsProvider:
             raise ConfigError("--provider-option: provider aws: the cluster name is empty")
         self.cluster_name = cluster_name
         self.options: AwsOptions = parse_options(options, environ=os.environ)
-        self.tag_key = CLUSTER_TAG_PREFIX + cluster_name
+        self.tag_key = CLUSTER_TAG_PREFIX + (self.options.cluster_id or cluster_name)
+        self.selection = Selection(
+            tag_key=self.tag_key,
+            legacy_id=self.options.cluster_id,
+            pinned=self.options.route_table_id,
+        )
         self._ec2 = Ec2(self.options, budget=budget)
-        self._tables = RouteTables(self._ec2, tag_key=self.tag_key, options=self.options)
+        self._tables = RouteTables(self._ec2, tag_key=self.selection, options=self.options)
         self._instances = InstanceCache(self._ec2, options=self.options)
 
     # -- the contract ---------------------------------------------------------------------
+
+    async def route_tables(self) -> dict[str, frozenset[str]]:
+        """Every selected table by id, with the (canonical) destinations of its instance and
+        blackhole routes, the kind routectl programs, whatever their CIDR (``routectl plan``
+        tells how many of them this cluster owns); local and gateway routes are left out."""
+        tables = await self._tables.load()
+        return {t.id: frozenset(t.entries) for t in tables}
 
     async def list_routes(self) -> Collection[Route]:
         """The cluster's instance and blackhole routes, one per destination, nodes resolved.
@@ -348,6 +361,8 @@ class AwsProvider:
 
     def _no_tables_message(self) -> str:
         where = f" in {self.options.vpc_id}" if self.options.vpc_id else ""
+        if self.options.route_table_id:
+            return f"route table {self.options.route_table_id} (route-table-id) not found{where}"
         return (
             f"no route table{where} has the tag {self.tag_key}=owned (or =shared); "
             "tag the cluster's route tables"

@@ -1,8 +1,11 @@
 """Route-table selection and parsing: which VPC route tables and routes are the cluster's.
 
 Promises: a table is selected only when it has the tag ``kubernetes.io/cluster/<cluster-name>``
-with the value ``owned`` or ``shared`` (case and surrounding blanks ignored), and lies in the
-``vpc-id`` option's VPC when that is set. Within a selected table only instance routes and
+(or ``<cluster-id>``) with the value ``owned`` or ``shared`` (case and surrounding blanks
+ignored), or, with ``cluster-id``, the legacy tag ``KubernetesCluster=<cluster-id>``, as
+cloud-provider-aws reads both; and lies in the ``vpc-id`` option's VPC when that is set. With
+``route-table-id`` that table alone is selected, whatever its tags (cloud-provider-aws's
+``RouteTableID``). Within a selected table only instance routes and
 blackholes are entries (keyed by canonical CIDR); gateway, NAT, peering, local, propagated and
 other foreign routes are recorded as foreign destinations, never as entries, and prefix-list
 destinations are skipped. :class:`RouteTables` reuses the last listing for writes while it is
@@ -29,13 +32,16 @@ if TYPE_CHECKING:
 __all__ = [
     "CLUSTER_TAG_PREFIX",
     "CLUSTER_TAG_VALUES",
+    "LEGACY_CLUSTER_TAG",
     "Entry",
     "RouteTables",
+    "Selection",
     "Table",
     "parse_table",
 ]
 
 CLUSTER_TAG_PREFIX = "kubernetes.io/cluster/"
+LEGACY_CLUSTER_TAG = "KubernetesCluster"
 CLUSTER_TAG_VALUES = frozenset({"owned", "shared"})
 _FOREIGN_TARGETS = (
     "GatewayId",
@@ -72,10 +78,35 @@ class Table:
     """Canonical destinations routed elsewhere (gateways, peering...): never touched."""
 
 
-def parse_table(raw: RouteTableTypeDef, *, tag_key: str) -> Table | None:
-    """``raw`` as a :class:`Table`, or ``None`` when it is not tagged for the cluster."""
-    tags = {tag.get("Key", ""): tag.get("Value", "") for tag in raw.get("Tags", [])}
-    if tags.get(tag_key, "").strip().lower() not in CLUSTER_TAG_VALUES:
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Selection:
+    """Which tables are the cluster's: by tag (and legacy tag), or the one pinned by id."""
+
+    tag_key: str
+    legacy_id: str = ""
+    pinned: str = ""
+
+    def selects(self, raw: RouteTableTypeDef) -> bool:
+        """Whether ``raw`` is one of the cluster's tables."""
+        if self.pinned:
+            return raw.get("RouteTableId") == self.pinned
+        tags = {tag.get("Key", ""): tag.get("Value", "") for tag in raw.get("Tags", [])}
+        if tags.get(self.tag_key, "").strip().lower() in CLUSTER_TAG_VALUES:
+            return True
+        return bool(self.legacy_id) and tags.get(LEGACY_CLUSTER_TAG) == self.legacy_id
+
+    def filters(self) -> list[FilterTypeDef]:
+        """DescribeRouteTables filters that keep at least the selected tables."""
+        if self.pinned:
+            return [{"Name": "route-table-id", "Values": [self.pinned]}]
+        keys = [self.tag_key, *([LEGACY_CLUSTER_TAG] if self.legacy_id else [])]
+        return [{"Name": "tag-key", "Values": keys}]
+
+
+def parse_table(raw: RouteTableTypeDef, *, tag_key: str | Selection) -> Table | None:
+    """``raw`` as a :class:`Table`, or ``None`` when it is not one of the cluster's."""
+    selection = tag_key if isinstance(tag_key, Selection) else Selection(tag_key=tag_key)
+    if not selection.selects(raw):
         return None
     table = Table(
         id=raw.get("RouteTableId", ""), vpc_id=raw.get("VpcId", ""), entries={}, foreign=set()
@@ -108,9 +139,9 @@ class RouteTables:
     """The cluster's route tables, as of the last ``DescribeRouteTables`` (kept current by the
     provider's writes)."""
 
-    def __init__(self, ec2: Ec2, *, tag_key: str, options: AwsOptions) -> None:
+    def __init__(self, ec2: Ec2, *, tag_key: str | Selection, options: AwsOptions) -> None:
         self._ec2 = ec2
-        self._tag_key = tag_key
+        self._tag_key = tag_key if isinstance(tag_key, Selection) else Selection(tag_key=tag_key)
         self._options = options
         self._tables: list[Table] = []
         self._tables_stamp: float | None = None
@@ -118,7 +149,7 @@ class RouteTables:
 
     async def load(self) -> list[Table]:
         """List the selected tables afresh, sorted by id, and remember them."""
-        filters: list[FilterTypeDef] = [{"Name": "tag-key", "Values": [self._tag_key]}]
+        filters = self._tag_key.filters()
         if self._options.vpc_id:
             filters.append({"Name": "vpc-id", "Values": [self._options.vpc_id]})
         raw = await self._ec2.describe_route_tables(filters)

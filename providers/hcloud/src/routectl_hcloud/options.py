@@ -2,7 +2,10 @@
 
 Every problem is a :class:`~routectl.errors.ConfigError` with a one-line message naming the
 option. The API token is never part of a message: it comes from ``HCLOUD_TOKEN`` or from the
-file named by ``token-file`` (a mounted Secret, re-read whenever it changes).
+file named by ``token-file`` (a mounted Secret, re-read whenever it changes). As in
+hcloud-cloud-controller-manager's environment, ``HCLOUD_NETWORK``, ``HCLOUD_ENDPOINT`` and
+``HCLOUD_TOKEN_FILE`` stand in for the options ``network``, ``endpoint`` and ``token-file``;
+:func:`environment_notes` says which of hcloud-ccm's other variables are ignored.
 """
 
 from __future__ import annotations
@@ -55,6 +58,56 @@ def _fail(message: str) -> ConfigError:
     return option_error(PROVIDER, message)
 
 
+ENVIRONMENT_OPTIONS = {
+    "HCLOUD_NETWORK": "network",
+    "HCLOUD_ENDPOINT": "endpoint",
+    "HCLOUD_TOKEN_FILE": "token-file",
+}
+"""hcloud-ccm's variables that are options here (an option given wins)."""
+IGNORED_VARIABLES = {
+    "HCLOUD_DEBUG": "routectl logs its calls at -v 4",
+    "HCLOUD_NETWORK_ROUTES_ENABLED": "the CCM's switch for its own route controller; "
+    "routectl's is --configure-cloud-routes",
+    "HCLOUD_NETWORK_DISABLE_ATTACHED_CHECK": "routectl does not check the attachment",
+    "HCLOUD_METRICS_ENABLED": "routectl serves its metrics on --metrics-bind-address",
+    "HCLOUD_METRICS_ADDRESS": "routectl serves its metrics on --metrics-bind-address",
+    "HCLOUD_INSTANCES_ADDRESS_FAMILY": "the cloud-node controller's",
+    "HCLOUD_INSTANCES_ZONE_LABEL_ENABLED": "the cloud-node controller's",
+    "HCLOUD_SERVER_CACHE_MODE": "routectl caches servers for server-cache-seconds",
+    "HCLOUD_SERVER_CACHE_MAX_AGE": "routectl caches servers for server-cache-seconds",
+    "ROBOT_ENABLED": "Robot servers have no routes in a cloud network",
+    "ROBOT_USER": "Robot servers have no routes in a cloud network",
+    "ROBOT_PASSWORD": "Robot servers have no routes in a cloud network",
+    "ROBOT_CACHE_TIMEOUT": "Robot servers have no routes in a cloud network",
+    "ROBOT_RATE_LIMIT_WAIT_TIME": "Robot servers have no routes in a cloud network",
+    "ROBOT_FORWARD_INTERNAL_IPS": "Robot servers have no routes in a cloud network",
+}
+"""hcloud-ccm's variables that do not concern routes, and why (said once at start-up)."""
+_LOAD_BALANCERS = "HCLOUD_LOAD_BALANCERS_"
+
+
+def _from_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    return {
+        option: environ[variable].strip()
+        for variable, option in ENVIRONMENT_OPTIONS.items()
+        if environ.get(variable, "").strip()
+    }
+
+
+def environment_notes(environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """hcloud-ccm's variables set in ``environ``: (ignored ones, each with the reason;
+    unknown ``HCLOUD_*`` ones, a warning each, as a typo must not pass unseen)."""
+    ignored, unknown = [], []
+    for name in sorted(environ):
+        if name in IGNORED_VARIABLES:
+            ignored.append(f"Ignoring {name}: {IGNORED_VARIABLES[name]}")
+        elif name.startswith(_LOAD_BALANCERS):
+            ignored.append(f"Ignoring {name}: the service controller's")
+        elif name.startswith("HCLOUD_") and name not in {"HCLOUD_TOKEN", *ENVIRONMENT_OPTIONS}:
+            unknown.append(f"Unknown variable {name}: hcloud-cloud-controller-manager has none")
+    return ignored, unknown
+
+
 def read_token_file(path: Path) -> str:
     """The token in ``path`` (surrounding whitespace removed); ``OSError`` if unreadable."""
     return path.read_text(encoding="utf-8").strip()
@@ -63,6 +116,7 @@ def read_token_file(path: Path) -> str:
 def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> HcloudOptions:
     """Validate ``options`` into :class:`HcloudOptions`; a token must be available."""
     refuse_unknown(PROVIDER, options, KNOWN_OPTIONS)
+    options = {**_from_environment(environ), **options}
     network = options.get("network", "").strip()
     if not network:
         raise _fail("missing required option network (the network's id or name)")

@@ -36,7 +36,7 @@ from routectl.errors import (
 from routectl.model import Route
 from routectl.provider import RequestBudget
 from routectl_hcloud.api import Action, HcloudApi, api_code, token_source
-from routectl_hcloud.options import HcloudOptions, parse_options
+from routectl_hcloud.options import HcloudOptions, environment_notes, parse_options
 
 __all__ = ["HcloudProvider"]
 
@@ -74,6 +74,11 @@ class HcloudProvider:
     ) -> None:
         self.cluster_name = cluster_name
         self.options: HcloudOptions = parse_options(options, environ=os.environ)
+        ignored, unknown = environment_notes(os.environ)
+        for line in ignored:
+            _log.info("%s", line)
+        for line in unknown:
+            _log.warning("%s", line)
         self._api = HcloudApi(
             endpoint=self.options.endpoint,
             token=token_source(path=self.options.token_file, environ=os.environ),

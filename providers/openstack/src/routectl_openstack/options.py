@@ -1,9 +1,11 @@
 """The ``openstack`` provider's options (``--provider-option key=value``), validated up front.
 
 Every problem is a :class:`~routectl.errors.ConfigError` with one line naming the option.
-Credentials come from the environment variables the OpenStack CLI reads (``OS_AUTH_URL``,
-``OS_USERNAME``/``OS_PASSWORD`` with ``OS_PROJECT_NAME``, or ``OS_APPLICATION_CREDENTIAL_ID``/
-``_SECRET``); they are never echoed.
+Credentials come from options (``username``, ``password``, ``project-name``, ...: what a
+cloud-provider-openstack ``cloud.conf`` gives in ``[Global]``), else from the environment
+variables the OpenStack CLI reads (``OS_AUTH_URL``, ``OS_USERNAME``/``OS_PASSWORD`` with
+``OS_PROJECT_NAME``, or ``OS_APPLICATION_CREDENTIAL_ID``/``_SECRET``); they are never
+echoed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,20 @@ from routectl.errors import ConfigError
 from routectl.plugin_options import is_http_url, option_error, refuse_unknown, seconds_option
 
 PROVIDER = "openstack"
-KNOWN_OPTIONS = ("auth-url", "cache-seconds", "node-cidrs", "region", "router-id")
+CREDENTIAL_OPTIONS = {
+    "username": "OS_USERNAME",
+    "password": "OS_PASSWORD",
+    "project-name": "OS_PROJECT_NAME",
+    "project-id": "OS_PROJECT_ID",
+    "user-domain-name": "OS_USER_DOMAIN_NAME",
+    "project-domain-name": "OS_PROJECT_DOMAIN_NAME",
+    "application-credential-id": "OS_APPLICATION_CREDENTIAL_ID",
+    "application-credential-secret": "OS_APPLICATION_CREDENTIAL_SECRET",
+}
+"""Credentials given as options (a cloud.conf's ``[Global]``), each else its variable."""
+KNOWN_OPTIONS = tuple(
+    sorted(("auth-url", "cache-seconds", "node-cidrs", "region", "router-id", *CREDENTIAL_OPTIONS))
+)
 DEFAULT_CACHE_SECONDS = 30.0
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -68,17 +83,22 @@ def _cidrs(text: str) -> tuple[Network, ...]:
     return found
 
 
-def _credentials(auth_url: str, environ: Mapping[str, str]) -> Credentials:
+def _credentials(
+    auth_url: str, options: Mapping[str, str], environ: Mapping[str, str]
+) -> Credentials:
+    def get(option: str, default: str = "") -> str:
+        return options.get(option) or environ.get(CREDENTIAL_OPTIONS[option], default)
+
     credentials = Credentials(
         auth_url=auth_url,
-        username=environ.get("OS_USERNAME", ""),
-        password=environ.get("OS_PASSWORD", ""),
-        project_name=environ.get("OS_PROJECT_NAME", ""),
-        project_id=environ.get("OS_PROJECT_ID", ""),
-        user_domain_name=environ.get("OS_USER_DOMAIN_NAME", "Default"),
-        project_domain_name=environ.get("OS_PROJECT_DOMAIN_NAME", "Default"),
-        application_credential_id=environ.get("OS_APPLICATION_CREDENTIAL_ID", ""),
-        application_credential_secret=environ.get("OS_APPLICATION_CREDENTIAL_SECRET", ""),
+        username=get("username"),
+        password=get("password"),
+        project_name=get("project-name"),
+        project_id=get("project-id"),
+        user_domain_name=get("user-domain-name", "Default"),
+        project_domain_name=get("project-domain-name", "Default"),
+        application_credential_id=get("application-credential-id"),
+        application_credential_secret=get("application-credential-secret"),
     )
     by_password = credentials.username and credentials.password
     by_application = (
@@ -108,5 +128,5 @@ def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> 
         node_cidrs=_cidrs(options.get("node-cidrs", "")),
         region=(options.get("region") or environ.get("OS_REGION_NAME", "")).strip(),
         cache_seconds=cache_seconds,
-        credentials=_credentials(auth_url, environ),
+        credentials=_credentials(auth_url, options, environ),
     )

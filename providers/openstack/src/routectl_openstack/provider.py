@@ -83,6 +83,18 @@ class OpenStackProvider:
 
     # -- the contract ---------------------------------------------------------------------
 
+    async def route_tables(self) -> dict[str, frozenset[str]]:
+        """The router, by id, with the (canonical) destinations of its routes via the Nodes'
+        subnets (the kind routectl programs), whatever their CIDR: ``routectl plan`` tells
+        how many of them this cluster owns."""
+        router = await self._router()
+        cidrs = self.options.node_cidrs
+        return {
+            self.options.router_id: frozenset(
+                canonical(hop.destination) for hop in router.hops if ours(hop, cidrs)
+            )
+        }
+
     async def list_routes(self) -> Collection[Route]:
         """The router's routes whose next hop is in the Nodes' subnets, Nodes resolved."""
         router = await self._router()

@@ -19,7 +19,7 @@ requests it receives, by kind, until a route exists for every Node:
   (``operationPollInterval``, ``NewTokenBucketRateLimiter(5, 5)``). It does not model the
   Compute API's own rate limits (the fake has none), so its time is a lower bound.
 
-    python providers/gce/benchmarks/scale_up.py --nodes 1000 --cloud-qps 20 --cloud-burst 40
+    python providers/gce/benchmarks/gce_scale_up.py --nodes 1000 --cloud-qps 20 --cloud-burst 40
 
 Needs ``routectl-sim`` and ``routectl-gce``. Times are wall-clock.
 """

@@ -1,0 +1,56 @@
+"""routectl plan's extra lines: ownership per table and the guard's verdict (pure)."""
+
+from __future__ import annotations
+
+from ipaddress import ip_network
+
+from routectl.cli.preview import LISTING, ownership, ownership_lines, verdict_lines
+from routectl.model import NodeView, Route
+from routectl.plan.guard import guard
+from routectl.plan.reconcile import plan
+
+CIDRS = (ip_network("10.244.0.0/16"),)
+
+
+def routes(*cidrs: str) -> list[Route]:
+    return [Route(target_node=f"n{i}", destination_cidr=c) for i, c in enumerate(cidrs)]
+
+
+def test_routes_owned_per_table_and_a_warning_for_a_table_owned_by_nobody() -> None:
+    listed = routes("10.244.1.0/24", "10.244.2.0/24")
+    tables = {
+        "rtb-ours": ["10.244.1.0/24", "10.244.2.0/24", "0.0.0.0/0", "10.0.0.0/16"],
+        "rtb-other": ["192.168.1.0/24", "0.0.0.0/0"],
+        "rtb-empty": [],
+    }
+    owners = {o.table: (o.routes, o.owned, bool(o.warning)) for o in ownership(listed, CIDRS, tables)}  # fmt: skip
+    assert owners == {
+        "rtb-ours": (4, 2, False),
+        "rtb-other": (2, 0, True),
+        "rtb-empty": (0, 0, False),
+    }
+    lines = ownership_lines(ownership(listed, CIDRS, tables))
+    assert "table rtb-other: 2 routes, 0 owned by this cluster" in lines
+    assert (
+        "WARNING: routectl owns none of the 2 routes of rtb-other: check --cluster-name, "
+        "--cluster-cidr and the provider's table options"
+    ) in lines
+
+
+def test_without_tables_the_listing_is_the_table() -> None:
+    """A wrong --cluster-cidr: the provider lists routes, none inside the CIDRs: warning."""
+    (only,) = ownership(routes("10.99.1.0/24"), CIDRS, None)
+    assert (only.table, only.routes, only.owned) == (LISTING, 1, 0)
+    assert only.warning
+
+
+def test_the_guards_verdict_is_shown() -> None:
+    """Ten routes, one Node left: the guard would withhold the nine deletes; says so."""
+    listed = routes(*(f"10.244.{i}.0/24" for i in range(10)))
+    nodes = [NodeView(name="n0", uid="u0", pod_cidrs=("10.244.0.0/24",), addresses=())]
+    result = plan(nodes=nodes, routes=listed, cluster_cidrs=CIDRS)
+    verdict = guard(result, owned=result.owned_routes, nodes=1, threshold=0.5, allow=False)
+    (line,) = verdict_lines(verdict, result)
+    assert line.startswith("mass-delete guard: would withhold 9 deletes: Refusing to delete 9 of 10")  # fmt: skip
+    allowed = guard(result, owned=result.owned_routes, nodes=1, threshold=0.5, allow=True)
+    assert verdict_lines(allowed, result) == ["mass-delete guard: would allow the 9 deletes"]
