@@ -113,6 +113,7 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     }
 
 
+@pytest.mark.slow
 async def test_a_ccm_argument_list_runs_serves_logs_and_counts_like_the_ccm(
     bench: Bench, tmp_path: Path
 ) -> None:
@@ -176,6 +177,7 @@ async def test_a_ccm_argument_list_runs_serves_logs_and_counts_like_the_ccm(
     assert await a.stop() == 0
 
 
+@pytest.mark.slow
 async def test_verbosity_0_hides_the_v2_lines(bench: Bench, tmp_path: Path) -> None:
     """Without -v, upstream's V(2) line ("already set") is not logged; its Info lines are
     (the status patch among them, as upstream logs it)."""
@@ -205,6 +207,7 @@ def recorded_at_least(bench: Bench, times: int) -> bool:
     return misconfigured(bench) >= times
 
 
+@pytest.mark.slow
 async def test_the_same_warning_on_four_starts_is_one_event(bench: Bench, tmp_path: Path) -> None:
     """Item 5: four starts that each find the same misconfigured Node: one Event, count 4."""
     bench.apiserver.create_node(node("outside", "10.99.0.0/24"))
@@ -259,6 +262,7 @@ async def test_plan_against_an_unreachable_api_server_fails_in_one_line(bench: B
     assert line.startswith("routectl plan: error: cannot read the Kubernetes API server:")
 
 
+@pytest.mark.slow
 async def test_plan_against_an_unreachable_cloud_fails_in_one_line(bench: Bench) -> None:
     """Item 6: exit 1, one line that names the cloud, no traceback."""
     bench.apiserver.create_node(node("n1", "10.244.1.0/24"))
@@ -268,6 +272,7 @@ async def test_plan_against_an_unreachable_cloud_fails_in_one_line(bench: Bench)
     assert line.startswith("routectl plan: error: cannot read the cloud (provider fake):")
 
 
+@pytest.mark.slow
 async def test_plan_is_quiet_under_a_closed_pipe(bench: Bench) -> None:
     """``routectl plan -o json | head -c 100``: no BrokenPipe traceback, SIGPIPE's exit code."""
     for i in range(1, 1201):

@@ -21,6 +21,7 @@ async def syncs(process: Routectl) -> float:
     return total
 
 
+@pytest.mark.slow
 async def test_a_node_without_a_pod_cidr_becomes_ready_in_one_sync(bench: Bench) -> None:
     """Created without a pod CIDR, a Node gets its CIDR, claim, route and
     NetworkUnavailable=False from one sync, with no ListRoutes of its own."""

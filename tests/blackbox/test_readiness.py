@@ -15,6 +15,7 @@ from tests.blackbox.conftest import Bench, node, until
 pytestmark = pytest.mark.blackbox
 
 
+@pytest.mark.slow
 async def test_nodes_turn_ready_one_by_one_as_their_routes_are_made(bench: Bench) -> None:
     """20 Nodes at start-up, cloud writes of 1 s, the default budget (2/s, burst 10): the
     first Node's NetworkUnavailable=False is written before the last Node's route exists."""
@@ -47,6 +48,7 @@ async def test_nodes_turn_ready_one_by_one_as_their_routes_are_made(bench: Bench
     assert await a.stop() == 0
 
 
+@pytest.mark.slow
 async def test_a_lone_new_node_is_routed_without_waiting_for_a_listing(bench: Bench) -> None:
     """Long after the last listing (past --route-listing-max-age), a new Node's route is
     created before any new ListRoutes: the fresh listing comes behind the write."""

@@ -24,6 +24,7 @@ async def leader_of(bench: Bench, *candidates: Routectl) -> Routectl:
     return leader
 
 
+@pytest.mark.slow
 async def test_a_paused_leader_writes_nothing_after_the_takeover(bench: Bench) -> None:
     """Leader SIGSTOPped past its lease mid-work; the standby takes over; resumed, the old
     leader sends no cloud write, and exits 1."""
@@ -46,6 +47,7 @@ async def test_a_paused_leader_writes_nothing_after_the_takeover(bench: Bench) -
     assert await b.stop() == 0
 
 
+@pytest.mark.slow
 async def test_sigterm_stops_writes_before_the_lease_is_released(bench: Bench) -> None:
     """On SIGTERM, writes in flight finish (or are cancelled at the grace period) before the
     Lease is handed back; none starts after."""
@@ -77,6 +79,7 @@ async def test_sigterm_stops_writes_before_the_lease_is_released(bench: Bench) -
 
 
 @pytest.mark.parametrize("status", [429, 503])
+@pytest.mark.slow
 async def test_an_hour_long_retry_after_is_capped_said_and_shown(bench: Bench, status: int) -> None:
     """Retry-After: 3600 on a create, with a 429 or a 503 (HTTP defines the hint for both):
     a WARNING says both waits, the pause gauge shows until when, the Node gets
@@ -112,6 +115,7 @@ async def test_an_hour_long_retry_after_is_capped_said_and_shown(bench: Bench, s
         pytest.param(Scripted(reset=True), False, id="connection-reset"),
     ],
 )
+@pytest.mark.slow
 async def test_a_garbage_cloud_answer_is_retried_not_fatal(
     bench: Bench, answer: Scripted, surprise: bool
 ) -> None:
@@ -134,6 +138,7 @@ async def test_a_garbage_cloud_answer_is_retried_not_fatal(
     assert await a.stop() == 0
 
 
+@pytest.mark.slow
 async def test_listed_routes_of_the_wrong_shape_are_left_out_said_once_and_never_touched(
     bench: Bench,
 ) -> None:
@@ -273,6 +278,7 @@ async def test_a_kubeconfig_that_is_not_yaml_exits_2_with_one_line(bench: Bench)
     assert "cannot load Kubernetes configuration" in line
 
 
+@pytest.mark.slow
 async def test_routes_that_are_not_ours_are_left_alone_and_overlaps_are_warned(
     bench: Bench,
 ) -> None:
@@ -302,6 +308,7 @@ async def test_routes_that_are_not_ours_are_left_alone_and_overlaps_are_warned(
     ],
     ids=["qps-0.5-default-lease", "qps-1-fast-lease"],
 )
+@pytest.mark.slow
 async def test_a_low_kube_api_qps_still_leads_and_routes(
     bench: Bench, flags: tuple[str, ...]
 ) -> None:

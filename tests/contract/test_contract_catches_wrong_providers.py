@@ -191,6 +191,7 @@ def failures(pytester: pytest.Pytester) -> dict[str, dict[str, str]]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.provider for c in CASES])
+@pytest.mark.slow
 def test_wrong_provider_fails_the_contract_for_its_reason(
     failures: dict[str, dict[str, str]], case: Case
 ) -> None:

@@ -101,6 +101,7 @@ async def test_watch_mode_idle_cluster_lists_rarely(cluster: Cluster) -> None:
     assert 2 <= cluster.cloud.count("list") - start <= 3
 
 
+@pytest.mark.slow
 async def test_drift_is_repaired_at_resync(cluster: Cluster) -> None:
     """A route removed in the cloud behind routectl's back comes back at the next resync."""
     await cluster.start(route_resync_period=600.0)

@@ -31,6 +31,7 @@ def product_wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     return zipfile.ZipFile(wheel)
 
 
+@pytest.mark.slow
 def test_product_wheel_holds_no_machinery(product_wheel: zipfile.ZipFile) -> None:
     """Only routectl's own package is in the wheel, without the fake API server or simulator."""
     names = product_wheel.namelist()

@@ -142,6 +142,7 @@ def test_the_image_installs_from_the_lock_on_a_base_pinned_by_digest() -> None:
     assert "!requirements" in (REPO / ".dockerignore").read_text()
 
 
+@pytest.mark.slow
 def test_the_built_wheel_carries_urls_and_classifiers(tmp_path: Path) -> None:
     """The metadata pip and PyPI show: Project-URL and Classifier lines."""
     subprocess.run(  # noqa: S603 -- fixed arguments: this interpreter's pip, this checkout

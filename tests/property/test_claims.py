@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import itertools
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from routectl.cidr import canonical
@@ -37,6 +38,7 @@ def brute(claimed: list[tuple[str, str]]) -> set[frozenset[tuple[str, str]]]:
 
 @settings(max_examples=300, deadline=None)
 @given(claimed=claims_st)
+@pytest.mark.slow
 def test_the_sweep_finds_exactly_the_overlapping_pairs(claimed) -> None:
     """overlaps() reports each pair of different Nodes' unequal, overlapping CIDRs once,
     outer first."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from ipaddress import ip_network
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from routectl.cidr import canonical
@@ -70,6 +71,7 @@ def summary(result) -> tuple[set[tuple[str, str]], list[str]]:
 
 @settings(max_examples=500, deadline=None)
 @given(before=nodes_st, after=nodes_st, noise=extra_routes, ena=st.booleans())
+@pytest.mark.slow
 def test_incremental_plan_equals_full_plan(before, after, noise, ena) -> None:
     """After a full plan was applied, planning only the changed Nodes' scope finds the same
     creates and deletes as planning the whole cluster."""

@@ -6,6 +6,7 @@ import collections
 import dataclasses
 from ipaddress import ip_network
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from routectl.cidr import canonical
@@ -66,6 +67,7 @@ def apply(listed: list[Route], result, *, ena: bool) -> list[Route]:
 
 @settings(max_examples=400, deadline=None)
 @given(nodes=nodes, listed=routes, ena=st.booleans())
+@pytest.mark.slow
 def test_applying_a_plan_converges(nodes, listed, ena) -> None:
     """After the plan is applied, planning again finds nothing to do."""
     first = plan(nodes=nodes, routes=listed, cluster_cidrs=CLUSTER)
@@ -75,6 +77,7 @@ def test_applying_a_plan_converges(nodes, listed, ena) -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(nodes=nodes, listed=routes)
+@pytest.mark.slow
 def test_nothing_outside_the_cluster_cidrs_is_deleted(nodes, listed) -> None:
     """Every planned delete is inside a cluster CIDR, so foreign routes are never touched."""
     result = plan(nodes=nodes, routes=listed, cluster_cidrs=CLUSTER)
@@ -84,6 +87,7 @@ def test_nothing_outside_the_cluster_cidrs_is_deleted(nodes, listed) -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(nodes=nodes, listed=routes)
+@pytest.mark.slow
 def test_a_nodes_working_routes_are_never_deleted(nodes, listed) -> None:
     """A healthy route from a node to one of its own pod CIDRs is never deleted."""
     result = plan(nodes=nodes, routes=listed, cluster_cidrs=CLUSTER)
@@ -152,6 +156,7 @@ def wanted_routes(nodes, table: dict[str, Route]) -> set[str]:
 
 @settings(max_examples=400, deadline=None)
 @given(nodes=nodes, truth=routes, stale=routes, ena=st.booleans())
+@pytest.mark.slow
 def test_a_stale_listing_never_costs_a_right_route_and_a_fresh_one_repairs(
     nodes, truth, stale, ena
 ) -> None:

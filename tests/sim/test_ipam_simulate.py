@@ -43,6 +43,7 @@ def test_every_joining_node_gets_one_cidr_and_gets_ready(profile: str) -> None:
     assert result.invariants == dict.fromkeys(INVARIANTS, 0)
 
 
+@pytest.mark.slow
 def test_under_churn_routectl_never_reuses_a_routed_cidr_and_kcm_does() -> None:
     """ipam-churn: waves of Nodes replaced, the replacements registering seconds after the
     old Nodes left. KCM frees a block in its Delete handler and its cursor hands it out
@@ -56,6 +57,7 @@ def test_under_churn_routectl_never_reuses_a_routed_cidr_and_kcm_does() -> None:
     assert today.invariants["wrongful_deletes"] == 0
 
 
+@pytest.mark.slow
 def test_exhaustion_warns_once_per_waiting_node_and_kcm_repeats_itself() -> None:
     """ipam-exhaustion: 20 Nodes, 16 blocks. routectl records one Warning per waiting Node;
     KCM a Normal Event on every retry. When two Nodes leave, two waiting ones get blocks

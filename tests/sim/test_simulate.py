@@ -51,6 +51,7 @@ def within_budget(result: Result) -> bool:
         ("single-join", 900.0),
     ],
 )
+@pytest.mark.slow
 def test_routectl_converges_without_wrongful_deletes_within_budget(scenario, duration) -> None:
     """Every scenario ends with the cloud matching the cluster, nothing wrongly deleted,
     no throttled answer and no window above the budget."""
@@ -206,6 +207,7 @@ def test_bad_simulate_flags_exit_2(args, needle, capsys) -> None:
     assert needle in err
 
 
+@pytest.mark.slow
 def test_whole_table_cloud_scale_up_is_a_few_batches() -> None:
     """Against a whole-table cloud, routectl writes 200 new routes in a few batch writes."""
     cloud = CloudModel(list_latency=0.2, write_latency=1.0, qps=1.0, burst=10, whole_table=True)
@@ -231,6 +233,7 @@ def chaos(seed: int, *, nodes: int = 30, minutes: int = 30) -> Job:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.slow
 def test_a_small_chaos_sweep_keeps_every_invariant(seed: int) -> None:
     """Under churn, Kubernetes and cloud faults and leader kills, no invariant is broken and
     the cloud matches the cluster after the last fault, for every seed of the sweep."""
@@ -241,6 +244,7 @@ def test_a_small_chaos_sweep_keeps_every_invariant(seed: int) -> None:
     assert result.late_rss_growth_bytes < 32 * 2**20, result.late_rss_growth_bytes
 
 
+@pytest.mark.slow
 def test_a_seed_fixes_the_fault_timeline() -> None:
     """The same seed injects the same faults at the same times; another seed does not."""
     assert timeline(7, start=0.0, until=7200.0) == timeline(7, start=0.0, until=7200.0)

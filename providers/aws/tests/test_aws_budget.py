@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from routectl_aws.testing import FaultProxy, Vpc
 
 from routectl.cli.flags import parse_run_flags
@@ -21,6 +22,7 @@ from routectl.process.wiring import Sources, gate, load_provider
 from routectl.testing.contract_budget import over_budget
 
 
+@pytest.mark.slow
 async def test_ten_creates_stay_within_the_bucket(vpc: Vpc, proxy: FaultProxy) -> None:
     """DescribeRouteTables, DescribeInstances, ModifyInstanceAttribute and CreateRoute alike."""
     await vpc.cluster_table("prod")
