@@ -6,11 +6,17 @@ build context filtered by ``.dockerignore`` into the ``WORKDIR``. The only chang
 image's virtualenv lives (``/opt/routectl`` becomes a temporary directory), where pip finds
 packages (a local wheelhouse instead of PyPI; ``--require-hashes`` still checks every file),
 and that pip writes no bytecode.
+
+Like Docker's build cache, a :class:`Layers` store keeps the virtualenv as each ``RUN`` left
+it, keyed by every instruction so far, the files each ``COPY`` brought in and the build
+arguments in scope: a second replay with another ``PROVIDERS`` (declared after the lock's
+install) takes the installed lock from the store instead of installing it again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -131,6 +137,55 @@ class ReplayError(Exception):
         self.output = output
 
 
+@dataclasses.dataclass
+class Layers:
+    """Docker's build cache for the replay: the virtualenv as each RUN left it, by key.
+
+    Every replay that uses a store must use its ``venv`` (a virtualenv cannot move: its
+    scripts name their own path), so replays sharing a store run one after the other.
+    """
+
+    root: Path
+    hits: int = 0
+
+    @property
+    def venv(self) -> Path:
+        """Where the replayed image's virtualenv lives."""
+        return self.root / "opt-routectl"
+
+    def _snapshot(self, key: str) -> Path:
+        return self.root / "layers" / key
+
+    def restore(self, key: str) -> bool:
+        """Put the virtualenv back as the RUN of ``key`` left it, if it is stored."""
+        snapshot = self._snapshot(key)
+        if not snapshot.is_dir():
+            return False
+        shutil.rmtree(self.venv, ignore_errors=True)
+        shutil.copytree(snapshot, self.venv, symlinks=True)
+        self.hits += 1
+        return True
+
+    def store(self, key: str) -> None:
+        """Keep the virtualenv as it is now, under ``key``."""
+        snapshot = self._snapshot(key)
+        if self.venv.is_dir() and not snapshot.exists():
+            shutil.copytree(self.venv, snapshot, symlinks=True)
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
+
+
+def _tree_digest(path: Path) -> str:
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.relative_to(path.parent).as_posix().encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def replay(
     repo: Path,
     scratch: Path,
@@ -138,13 +193,18 @@ def replay(
     build_args: dict[str, str],
     wheelhouse: Path,
     only_runs_using: str | None = None,
+    layers: Layers | None = None,
 ) -> Replay:
     """Run the Dockerfile's build stage with ``build_args`` under ``scratch``.
 
     ``only_runs_using``: run only the RUN instructions that mention this word (and no COPY of
-    the lock's install): enough to see a refusal that comes before pip.
+    the lock's install): enough to see a refusal that comes before pip. ``layers``: a build
+    cache shared with other replays (its virtualenv is used).
     """
-    venv = scratch / "opt-routectl"
+    venv = layers.venv if layers is not None else scratch / "opt-routectl"
+    if layers is not None:
+        shutil.rmtree(venv, ignore_errors=True)
+    key = ""
     context = build_context(repo, scratch / "context")
     workdir = scratch / "root"
     workdir.mkdir(parents=True, exist_ok=True)
@@ -164,6 +224,7 @@ def replay(
     result = Replay(venv=venv, workdir=workdir)
     for ins in build_stage((repo / "Dockerfile").read_text()):
         arguments = ins.arguments.replace(VENV_IN_IMAGE, str(venv))
+        key = _digest(key, ins.keyword, ins.arguments)
         if ins.keyword == "SHELL":
             shell = json.loads(arguments)
         elif ins.keyword == "ENV":
@@ -171,6 +232,7 @@ def replay(
         elif ins.keyword == "ARG":
             for name, default in assignments(arguments).items():
                 env[name] = build_args.get(name, default)
+                key = _digest(key, name, env[name])
         elif ins.keyword == "WORKDIR":
             workdir = result.workdir = workdir / arguments.lstrip("/")
             workdir.mkdir(parents=True, exist_ok=True)
@@ -178,24 +240,29 @@ def replay(
             *sources, target = shlex.split(arguments)
             for source in sources:
                 copy(context / source, workdir / target)
+                key = _digest(key, _tree_digest(context / source))
         elif ins.keyword == "RUN":
-            if only_runs_using and only_runs_using not in arguments:
-                continue
-            run = subprocess.run(  # noqa: S603 -- the Dockerfile's own RUN, in a scratch dir
-                [*shell, arguments],
-                cwd=workdir,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=900,
-            )
-            result.output.append(run.stdout + run.stderr)
-            if run.returncode != 0:
-                raise ReplayError(arguments, run.returncode, run.stdout + run.stderr)
+            if not only_runs_using or only_runs_using in arguments:
+                result.output.append(_run([*shell, arguments], workdir, env, layers, key))
         else:
             raise AssertionError(f"the replay does not know {ins.keyword}: teach it")
     return result
+
+
+def _run(
+    command: list[str], workdir: Path, env: dict[str, str], layers: Layers | None, key: str
+) -> str:
+    """One RUN, or its layer from the build cache: what it printed."""
+    if layers is not None and layers.restore(key):
+        return f"(layer {key} from the build cache)\n"
+    run = subprocess.run(  # noqa: S603 -- the Dockerfile's own RUN, in a scratch dir
+        command, cwd=workdir, env=env, capture_output=True, text=True, check=False, timeout=900
+    )
+    if run.returncode != 0:
+        raise ReplayError(command[-1], run.returncode, run.stdout + run.stderr)
+    if layers is not None:
+        layers.store(key)
+    return run.stdout + run.stderr
 
 
 def copy(source: Path, target: Path) -> None:

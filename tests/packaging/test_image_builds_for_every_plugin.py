@@ -7,8 +7,9 @@ The plugin list comes from providers/ (every ``providers/<name>/pyproject.toml``
 a list here: a new plugin whose dependencies the lock lacks fails this test. The example
 plugin (providers/template) is never in an image.
 
-Slow (a virtualenv and a full install per value): marked ``slow``. The lock's files are
-downloaded once into one wheelhouse (kept in pytest's cache between runs).
+Slow: marked ``slow``. The lock's files are downloaded once into one wheelhouse (kept in
+pytest's cache between runs), and the replays share a build cache as Docker's builds do: the
+lock is installed once, and each ``PROVIDERS`` value replays the steps after it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.packaging.dockerfile_replay import ReplayError, build_context, replay
+from tests.packaging.dockerfile_replay import Layers, ReplayError, build_context, replay
 
 REPO = Path(__file__).resolve().parents[2]
 LOCK = REPO / "requirements" / "image.lock"
@@ -116,6 +117,12 @@ def providers_listed(routectl: Path) -> set[str]:
     return {line.split()[0] for line in out.splitlines() if line.strip()}
 
 
+@pytest.fixture(scope="session")
+def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Layers:
+    """Docker's build cache, shared by the replays of this session."""
+    return Layers(root=tmp_path_factory.mktemp("image-build"))
+
+
 @pytest.fixture(params=[*SHIPPED, "all"])
 def providers_value(request: pytest.FixtureRequest) -> str:
     """One value of the Dockerfile's PROVIDERS build argument."""
@@ -126,13 +133,17 @@ def providers_value(request: pytest.FixtureRequest) -> str:
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_the_image_builds_for_each_providers_value(
-    providers_value: str, wheelhouse: Path, tmp_path: Path
+    providers_value: str, wheelhouse: Path, build_cache: Layers, tmp_path: Path
 ) -> None:
     """The build stage replayed with PROVIDERS=<value> ends in pip check and an image whose
     ``routectl providers`` lists the core's entry points plus exactly the chosen plugins."""
     try:
         built = replay(
-            REPO, tmp_path, build_args={"PROVIDERS": providers_value}, wheelhouse=wheelhouse
+            REPO,
+            tmp_path,
+            build_args={"PROVIDERS": providers_value},
+            wheelhouse=wheelhouse,
+            layers=build_cache,
         )
     except ReplayError as failed:  # pragma: no cover - the message is the point
         pytest.fail(str(failed))
