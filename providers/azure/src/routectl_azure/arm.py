@@ -215,7 +215,7 @@ async def send_raw(client: NetworkManagementClient, method: str, url: str) -> An
 
 def map_error(operation: str, exc: AzureError) -> ProviderError:
     """The routectl error for an exception of azure-core, azure-identity or the SDK."""
-    if isinstance(exc, ClientAuthenticationError) and getattr(exc, "status_code", None) is None:
+    if isinstance(exc, ClientAuthenticationError) and _from_the_credential(exc):
         return ProviderTerminalError(
             f"Azure {operation}: no token for ARM ({type(exc).__name__}): check the "
             "credential options (aadClientId, tenantId, useManagedIdentityExtension...)"
@@ -225,6 +225,12 @@ def map_error(operation: str, exc: AzureError) -> ProviderError:
     if isinstance(exc, ServiceRequestError | ServiceResponseError):
         return ProviderError(f"Azure {operation}: {type(exc).__name__} (no answer)")
     return ProviderError(f"Azure {operation}: {type(exc).__name__}")
+
+
+def _from_the_credential(exc: ClientAuthenticationError) -> bool:
+    """Whether the credential failed (no answer, or Entra ID's), rather than ARM refusing."""
+    request = getattr(exc.response, "request", None)
+    return exc.status_code is None or "/oauth2/" in str(getattr(request, "url", ""))
 
 
 def _map_answer(operation: str, exc: HttpResponseError) -> ProviderError:

@@ -21,7 +21,8 @@ to it unchanged:
   secret :data:`SECRET`; every other request needs ``Authorization: Bearer`` :data:`TOKEN`;
 * ``x-ms-ratelimit-remaining-subscription-reads``/``-writes`` on every answer, counting down;
   :meth:`FakeArm.fail_next` queues error answers (429 with ``Retry-After``...), and
-  :meth:`FakeArm.lose_next_answer` makes the next write happen and its answer vanish.
+  :meth:`FakeArm.lose_next_answer` makes the next write happen and its answer vanish, and
+  :meth:`FakeArm.before_next` changes the table as a concurrent writer would.
 
 HTTPS because azure-core sends bearer tokens only over TLS: the fake serves a certificate
 of a throw-away CA (``trustme``), whose file :attr:`FakeArm.ca_path` the provider is given
@@ -117,6 +118,7 @@ class FakeArm:
         self._operations: dict[str, float] = {}
         self._errors: collections.deque[tuple[str, int, str, dict[str, str]]] = collections.deque()
         self._lose: list[str] = []
+        self._before: list[tuple[str, Callable[[], None]]] = []
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
@@ -151,6 +153,11 @@ class FakeArm:
     def lose_next_answer(self, method: str = "PUT") -> None:
         """Carry out the next ``method`` request, then drop the connection unanswered."""
         self._lose.append(method)
+
+    def before_next(self, method: str, scene: Callable[[], None]) -> None:
+        """Run ``scene`` (a concurrent writer's change) just before the next ``method`` request
+        is handled, after the plugin read what it read."""
+        self._before.append((method, scene))
 
     def count(self, method: str, marker: str = "") -> int:
         """Requests of ``method`` whose path contains ``marker``."""
@@ -212,6 +219,11 @@ class FakeArm:
             if method in {"*", request.method}:
                 del self._errors[index]
                 return self._error(status, code, f"injected {status}", headers)
+        for index, (method, scene) in enumerate(self._before):
+            if method == request.method:
+                del self._before[index]
+                scene()
+                break
         token_request = request.path.endswith("/oauth2/v2.0/token")
         if not token_request and request.headers.get("Authorization") != f"Bearer {TOKEN}":
             return self._error(401, "AuthenticationFailed", "missing or bad bearer token")
