@@ -125,7 +125,7 @@ def test_routes_are_named_as_cloud_provider_azure_names_them() -> None:
     assert route_name("aks-pool-1-vmss000000", "fd3e:5f02:6ec0:30ba::/64") == (
         "aks-pool-1-vmss000000____fd3e5f026ec030ba64"
     )
-    assert rfc1035("10.244.1.0/24") == "10244102" + "4"
+    assert rfc1035("10.244.1.0/24") == "102441024"
     raw: dict[str, Any] = {
         "name": "node____123424",
         "properties": {
@@ -347,7 +347,7 @@ async def test_dual_stack_routes_go_to_the_address_of_their_family(fake: FakeArm
     await provider.create_route(node_route(1, v6=True), name_hint="uid")
     await provider.aclose()
     (route,) = the_table(fake).routes
-    assert route["name"] == "node-1____fd00102441" + "64"
+    assert route["name"] == "node-1____fd0010244164"
     assert route["properties"]["nextHopIpAddress"] == "fd00::11"
 
 
