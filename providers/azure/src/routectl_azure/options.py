@@ -50,6 +50,8 @@ AUTH_KEYS = (
     "aadFederatedTokenFile",
     "useFederatedWorkloadIdentityExtension",
 )
+CROSS_KEYS = ("networkResourceSubscriptionID", "networkResourceTenantID")
+"""Network resources in another subscription or tenant: read, and refused unless the same."""
 OWN_KEYS = ("batch-writes", "ca-bundle", "cache-seconds", "find-blackholes", "polling-interval")
 IGNORED_KEYS = (
     # pkg/provider/config (azure.go, azure_cache.go) and pkg/azclient (arm_conf.go,
@@ -91,7 +93,6 @@ IGNORED_KEYS = (
     "loadBalancerSku",
     "maximumLoadBalancerRuleCount",
     "multipleStandardLoadBalancerConfigurations",
-    "networkResourceTenantID",
     "nodeInstanceNotFoundGracePeriodInSeconds",
     "nonVmssUniformNodesCacheTTLInSeconds",
     "nsgCacheTTLInSeconds",
@@ -123,7 +124,7 @@ IGNORED_KEYS = (
     "vnetName",
     "vnetResourceGroup",
 )
-KNOWN_OPTIONS = (*ROUTE_KEYS, *AUTH_KEYS, *OWN_KEYS)
+KNOWN_OPTIONS = (*ROUTE_KEYS, *AUTH_KEYS, *CROSS_KEYS, *OWN_KEYS)
 CLOUDS = ("AzurePublicCloud", "AzureChinaCloud", "AzureUSGovernmentCloud", "AzureStackCloud")
 DEFAULT_CACHE_SECONDS = 30.0
 DEFAULT_POLLING_INTERVAL = 2.0
@@ -250,6 +251,22 @@ def parse_options(
     subscription = _required(options, "subscriptionId", "the subscription of the route table")
     if not _UUID.match(subscription):
         raise _fail(f"subscriptionId={subscription!r} must be a subscription id (a UUID)")
+    for key, same in (
+        ("networkResourceSubscriptionID", subscription),
+        ("networkResourceTenantID", ""),
+    ):
+        value = options.get(key, "").strip()
+        if (
+            value
+            and value.lower() != same.lower()
+            and not (
+                key == "networkResourceTenantID" and value == options.get("tenantId", "").strip()
+            )
+        ):
+            raise _fail(
+                f"{key} (network resources in another subscription or tenant) is not supported "
+                "yet: the route table must be in subscriptionId, with tenantId's credential"
+            )
     node_group = _required(options, "resourceGroup", "the resource group of the Nodes")
     table_group = options.get("routeTableResourceGroup", "").strip() or node_group
     for key, value in (("resourceGroup", node_group), ("routeTableResourceGroup", table_group)):
