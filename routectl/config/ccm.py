@@ -13,13 +13,15 @@ knows what those arguments mean for a route controller:
   the route controller;
 * :data:`IGNORED_FLAGS`: the CCM's generic flags that do not concern routes, with the reason
   routectl gives when one is set (accepted, never an error);
-* :func:`parse_cloud_config`: the ``--cloud-config`` file's text, as provider options.
+* :func:`parse_cloud_config`: the ``--cloud-config`` file's text (``key = value`` lines, or
+  a JSON object such as the Azure CCM's ``azure.json``), as provider options.
 
 Pure: no I/O, no logging, no clock.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from routectl.errors import ConfigError
@@ -201,11 +203,16 @@ IGNORED_FLAGS: Mapping[str, str] = {
 
 
 def parse_cloud_config(text: str, *, path: str) -> dict[str, str]:
-    """Provider options from a ``--cloud-config`` file: ``key = value`` lines.
+    """Provider options from a ``--cloud-config`` file: ``key = value`` lines, or JSON.
 
     ``#`` and ``;`` start comments; ``[Section]`` headers (as in the CCM's INI files) are
-    allowed and ignored; a key given twice is an error, as for ``--provider-option``.
+    allowed and ignored; a key given twice is an error, as for ``--provider-option``. A file
+    whose text starts with ``{`` is a JSON object (the Azure CCM's ``azure.json``): each
+    member is an option; strings stay as they are, other values are given in JSON
+    (``true``, ``30``, ``{"a": "b"}``).
     """
+    if text.lstrip().startswith("{"):
+        return _json_cloud_config(text, path=path)
     options: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -219,3 +226,28 @@ def parse_cloud_config(text: str, *, path: str) -> dict[str, str]:
             raise ConfigError(f"--cloud-config {path}:{number}: {key!r} is given twice")
         options[key] = value.strip()
     return options
+
+
+def _json_cloud_config(text: str, *, path: str) -> dict[str, str]:
+    """The members of a JSON ``--cloud-config`` object as options (a key twice is an error)."""
+
+    def unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        found: dict[str, object] = {}
+        for key, value in pairs:
+            if key in found:
+                raise ConfigError(f"--cloud-config {path}: {key!r} is given twice")
+            found[key] = value
+        return found
+
+    try:
+        members = json.loads(text, object_pairs_hook=unique)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"--cloud-config {path}:{exc.lineno}: not valid JSON: {exc.msg}"
+        ) from None
+    if not isinstance(members, dict):
+        raise ConfigError(f"--cloud-config {path}: expected a JSON object")
+    return {
+        key: value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+        for key, value in members.items()
+    }

@@ -179,6 +179,39 @@ def test_cloud_config_is_read_as_provider_options(tmp_path) -> None:
     assert dict(s.provider_options) == {"endpoint": "http://cloud:1", "client": "a"}
 
 
+def test_a_json_cloud_config_is_read_as_provider_options(tmp_path) -> None:
+    """The Azure CCM's azure.json: each member an option; non-strings in JSON spelling."""
+    path = tmp_path / "azure.json"
+    path.write_text(
+        '{\n  "cloud": "AzurePublicCloud", "routeTableName": "rt",\n'
+        '  "useManagedIdentityExtension": true, "routeUpdateIntervalInSeconds": 30,\n'
+        '  "tagsMap": {"a": "b"}\n}\n'
+    )
+    s = with_cloud_config(parse_run_flags([*REQUIRED, f"--cloud-config={path}"]))
+    assert dict(s.provider_options) == {
+        "cloud": "AzurePublicCloud",
+        "routeTableName": "rt",
+        "useManagedIdentityExtension": "true",
+        "routeUpdateIntervalInSeconds": "30",
+        "tagsMap": '{"a":"b"}',
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('{"a": 1,\n "b": }', ":2: not valid JSON"),
+        ('{"a": "x", "a": "y"}', "'a' is given twice"),
+    ],
+    ids=["syntax", "twice"],
+)
+def test_a_malformed_json_cloud_config_names_the_file(text: str, needle: str) -> None:
+    """A broken azure.json is one line naming the file (and the line, for syntax)."""
+    with pytest.raises(ConfigError, match=needle) as info:
+        parse_cloud_config(text, path="/etc/kubernetes/azure.json")
+    assert str(info.value).startswith("--cloud-config /etc/kubernetes/azure.json")
+
+
 def test_cloud_config_and_provider_options_add_up_but_never_repeat(tmp_path) -> None:
     """A key given in the file and on the command line is an error, not a silent winner."""
     path = tmp_path / "cloud.conf"
