@@ -30,6 +30,7 @@ from routectl.config.election import ElectionOptions
 from routectl.config.groups import IGNORED
 from routectl.config.ignored import IgnoredCcmFlags
 from routectl.config.ipam import IpamOptions
+from routectl.config.kcm import check_pools, node_mask_sizes
 from routectl.config.option import Option, options_of, settings_dataclass
 from routectl.config.routing import RoutingOptions
 from routectl.config.serving import ServingOptions
@@ -40,7 +41,6 @@ from routectl.config.syntax import (
     parse_key_values,
 )
 from routectl.errors import ConfigError
-from routectl.ipam.core.pools import check_pools, node_mask_sizes
 
 __all__ = [  # the parsers are re-exported from routectl.config.syntax, where they live
     "FEATURE_GATE_DEFAULTS", "IGNORED", "OPTIONS", "RULES", "WATCH_GATE", "Settings",

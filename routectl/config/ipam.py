@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from routectl.cidr import Network, parse_cidr
 from routectl.config.groups import BOTH, IPAM
+from routectl.config.kcm import parse_service_ranges
 from routectl.config.option import (
     DURATION,
     Syntax,
@@ -20,7 +21,6 @@ from routectl.config.option import (
     within,
 )
 from routectl.config.syntax import format_cidrs
-from routectl.ipam.core.pools import parse_service_ranges
 
 __all__ = ["CIDR_LIST", "SERVICE_RANGES", "IpamOptions"]
 

@@ -1,7 +1,8 @@
 """Node IPAM's pure core: pod CIDRs for Nodes that have none, decided without any I/O.
 
 * :mod:`~routectl.ipam.core.space`: the sparse free structure (memory follows allocations);
-* :mod:`~routectl.ipam.core.pools`: pools, mask sizes and exclusions, with KCM's checks;
+* :mod:`~routectl.ipam.core.pools`: pools, mask sizes and exclusions (the flags' checks, with
+  KCM's texts, are :mod:`routectl.config.kcm`'s);
 * :mod:`~routectl.ipam.core.findings`: what is wrong with a Node's pod CIDRs, never fatal;
 * :mod:`~routectl.ipam.core.quarantine`: when a released block may be handed out again;
 * :mod:`~routectl.ipam.core.state`: the allocator: holders, reservations, the choice;
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from routectl.ipam.core.findings import Finding
 from routectl.ipam.core.objects import Claim, claim_body, claim_name, node_patch, parse_claim
-from routectl.ipam.core.pools import Pool, Pools, check_pools, node_mask_sizes, parse_service_ranges
+from routectl.ipam.core.pools import Pool, Pools
 from routectl.ipam.core.rebuild import Rebuilt, rebuild
 from routectl.ipam.core.state import Allocation, Allocator, Decision, Waiting
 from routectl.ipam.core.usage import Levels, PoolUsage, usage
@@ -33,13 +34,10 @@ __all__ = [
     "Pools",
     "Rebuilt",
     "Waiting",
-    "check_pools",
     "claim_body",
     "claim_name",
-    "node_mask_sizes",
     "node_patch",
     "parse_claim",
-    "parse_service_ranges",
     "rebuild",
     "usage",
 ]
