@@ -144,6 +144,9 @@ def moto_url(aws_env: None) -> Iterator[str]:
 
 @pytest.fixture
 async def vpc(moto_url: str) -> AsyncIterator[Any]:
+    """A VPC in a freshly reset moto (its state is per process, shared by every server)."""
+    async with aiohttp.ClientSession() as http, http.post(f"{moto_url}/moto-api/reset") as reset:
+        reset.raise_for_status()
     async with routectl_aws_ec2.new_session().create_client(
         "ec2", region_name=REGION, endpoint_url=moto_url
     ) as ec2:
