@@ -13,10 +13,10 @@ the provider's CCM (:data:`DIALECTS`):
 
 * a key that concerns routes becomes the option that does what it does in that CCM
   (AWS ``RouteTableID`` pins the table, ``KubernetesClusterID``/``Tag`` the cluster's tag,
-  ``VPC``, ``Region`` or the region of ``Zone``, an ``ec2`` ``ServiceOverride``'s ``URL``;
+  ``VPC``, ``Region`` or the region of ``Zone``, ``RoleARN``, an ``ec2``
+  ``ServiceOverride``'s ``URL``;
   OpenStack ``[Global]`` auth and region, ``[Route] router-id``);
-* other keys that CCM knows are accepted and named once (:attr:`Translated.ignored`); a few
-  that would change the cloud calls routectl cannot honour are refused (AWS ``RoleARN``);
+* other keys that CCM knows are accepted and named once (:attr:`Translated.ignored`);
 * for a provider with no dialect (``fake``, third-party plugins) every ``key = value`` is a
   provider option and sections are only headings, as before
   (:func:`routectl.config.ccm.parse_cloud_config`).
@@ -168,7 +168,7 @@ _AWS_IGNORED = {
     "nlbsecuritygroupmode": "the service controller's",
     "nodeipfamilies": "the cloud-node controller's",
     "supportedtopologyinstancetypepattern": "the cloud-node controller's",
-    "sourcearn": "only used with RoleARN",
+    "sourcearn": "routectl's AssumeRole carries no source ARN",
 }
 _AWS_OVERRIDE_KEYS = frozenset(
     {"service", "region", "url", "signingregion", "signingmethod", "signingname"}
@@ -210,10 +210,7 @@ def _aws_derived(g: Mapping[str, str], path: str) -> dict[str, str]:
     """The options ``[Global]``'s RoleARN, Zone and cluster tags make."""
     options: dict[str, str] = {}
     if g.get("rolearn"):
-        raise ConfigError(
-            f"--cloud-config {path}: [Global] RoleARN: routectl's aws provider does not assume "
-            "roles; give the pod the role itself (IRSA or EKS Pod Identity) and remove RoleARN"
-        )
+        options["role-arn"] = g["rolearn"]
     if not g.get("region") and g.get("zone"):
         match = _AZ.match(g["zone"])
         if match is None:

@@ -144,6 +144,9 @@ def moto_url(aws_env: None) -> Iterator[str]:
 
 @pytest.fixture
 async def vpc(moto_url: str) -> AsyncIterator[Any]:
+    """A VPC in a freshly reset moto (its state is per process, shared by every server)."""
+    async with aiohttp.ClientSession() as http, http.post(f"{moto_url}/moto-api/reset") as reset:
+        reset.raise_for_status()
     async with routectl_aws_ec2.new_session().create_client(
         "ec2", region_name=REGION, endpoint_url=moto_url
     ) as ec2:
@@ -277,23 +280,32 @@ async def test_routectl_allocating_stops_when_kcms_allocator_is_still_on(
         f'[ServiceOverride "1"]\nService = ec2\nRegion = {REGION}\nURL = {moto_url}\n'
     )
     port = free_port()
-    line = [*ccm_line(bench, cloud_config, provider="aws", secure_port=port), "--routectl-allocate-node-cidrs"]  # fmt: skip
+    line = [
+        *ccm_line(bench, cloud_config, provider="aws", secure_port=port),
+        "--routectl-allocate-node-cidrs",
+        "--leader-elect=false",  # the pause below must not cost the Lease
+    ]
     process = await bench.start(line, wait=False)
     await until(lambda: any(m.startswith("Node IPAM rebuilt") for m in messages(process)), within=60)  # fmt: skip
     kcm_task = await start_kcm(bench)
     try:
-        bench.apiserver.create_node(node(instances[1].dns))
-        await until(lambda: any(m.startswith("Node IPAM stopped") for m in messages(process)) or pod_cidrs(bench, instances[1].dns) != [], within=60)  # fmt: skip
-        # Whoever wrote first: if routectl did, KCM occupies it; a later Node decides.
-        bench.apiserver.create_node(node("late-node"))
+        # KCM writes first, deterministically: routectl is paused (SIGSTOP) while a Node
+        # registers and KCM's allocator gives it a pod CIDR in routectl's pool.
+        process.pause()
+        try:
+            bench.apiserver.create_node(node(instances[1].dns))
+            await until(lambda: pod_cidrs(bench, instances[1].dns) != [], within=60)
+        finally:
+            process.resume()
         await until(lambda: any(m.startswith("Node IPAM stopped") for m in messages(process)), within=60)  # fmt: skip
         status, text = await https(port, "/readyz")
         assert status == 503
         assert text.startswith("node IPAM stopped: node ")
         events = [e for e in bench.apiserver.events() if e["reason"] == "OtherPodCIDRAllocator"]
         assert {e["type"] for e in events} == {"Warning"}
-        errors = [json.loads(x) for x in process.lines if x.strip()]
-        assert any(e.get("level") == "error" or "Node IPAM stopped" in e["msg"] for e in errors)
+        logged = [json.loads(x) for x in process.lines if x.strip()]
+        stopped = [e for e in logged if e["msg"].startswith("Node IPAM stopped: ")]
+        assert [e.get("level") for e in stopped] == ["error"]  # said once, at ERROR
         assert pod_cidrs(bench, instances[0].dns) == ["10.244.0.0/24"]  # adopted as it was
         assert await process.stop() == 0
     finally:

@@ -83,10 +83,6 @@ def test_a_real_aws_cloud_config_becomes_the_aws_options() -> None:
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        (
-            "[Global]\nRoleARN = arn:aws:iam::1:role/x\n",
-            "RoleARN: routectl's aws provider does not assume roles",
-        ),
         ("[Global]\nZone = somewhere\n", "Zone 'somewhere' is not an AWS zone"),
         (
             "[Global]\nKubernetesClusterTag = a\nKubernetesClusterID = b\n",
@@ -97,6 +93,18 @@ def test_a_real_aws_cloud_config_becomes_the_aws_options() -> None:
 def test_aws_keys_routectl_cannot_honour_are_start_up_errors(text: str, needle: str) -> None:
     with pytest.raises(ConfigError, match=needle):
         translate("aws", text, path="cloud.conf")
+
+
+def test_role_arn_is_the_role_arn_option() -> None:
+    """RoleARN: the aws plugin assumes that role (STS AssumeRole) to sign its EC2 calls."""
+    text = (
+        "[Global]\nRegion = us-east-1\nRoleARN = arn:aws:iam::123456789012:role/x\nSourceARN = a\n"
+    )
+    read = translate("aws", text, path="c")
+    assert read.options == {"region": "us-east-1", "role-arn": "arn:aws:iam::123456789012:role/x"}
+    assert read.ignored == [
+        "Ignoring [Global] SourceARN: routectl's AssumeRole carries no source ARN"
+    ]
 
 
 def test_region_wins_over_zone_and_empty_keys_are_not_set() -> None:

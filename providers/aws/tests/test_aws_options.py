@@ -47,7 +47,7 @@ async def test_endpoint_from_the_environment(monkeypatch: pytest.MonkeyPatch) ->
         pytest.param(
             {"region": "us-east-1", "zone": "a"},
             "unknown option(s) zone; known: cache-seconds, cluster-id, endpoint-url, node-name, "
-            "region, route-table-id, vpc-id",
+            "region, role-arn, route-table-id, vpc-id",
             id="unknown",
         ),
         pytest.param({}, "missing required option region", id="no-region"),
@@ -92,6 +92,7 @@ async def test_empty_cluster_name_is_refused() -> None:
     [
         ({"route-table-id": "table-1"}, "route-table-id='table-1' is not a route table id"),
         ({"cluster-id": " "}, "cluster-id is empty"),
+        ({"role-arn": "routectl"}, "role-arn='routectl' is not an IAM role ARN"),
     ],
 )
 async def test_route_table_and_cluster_id_are_checked(options: dict[str, str], needle: str) -> None:

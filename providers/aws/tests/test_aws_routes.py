@@ -312,3 +312,29 @@ async def test_route_tables_describe_every_route_of_each_selected_table(
         RouteTableId=tagged, DestinationCidrBlock="192.168.7.0/24", InstanceId=other[0].id
     )
     assert (await provider.route_tables())[tagged] == {CIDR_A, "192.168.7.0/24"}
+
+
+async def test_role_arn_signs_ec2_calls_with_the_assumed_role(
+    vpc: Vpc,
+    make_provider: MakeProvider,
+    proxy: FaultProxy,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """role-arn (cloud-provider-aws's RoleARN): STS AssumeRole with the pod's credentials
+    first, then EC2 calls signed with the role's; a refused AssumeRole is a clear error."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL_STS", proxy.url)
+    tagged = await vpc.cluster_table(CLUSTER)
+    (node,) = await vpc.launch()
+    role = "arn:aws:iam::123456789012:role/routectl"
+    provider = make_provider(**{"role-arn": role})
+    await provider.create_route(route(node, CIDR_A), name_hint="uid")
+    assert await vpc.instance_routes(tagged) == {CIDR_A: node.id}
+    assert proxy.count("AssumeRole") == 1
+    signed = dict(zip(proxy.actions, proxy.access_keys, strict=True))
+    assert signed["AssumeRole"] == "testing"  # the pod's own credentials ask STS
+    assert signed["CreateRoute"].startswith("ASIA")  # the role's temporary credentials
+    await make_provider().list_routes()
+    assert proxy.access_keys[-1] == "testing"  # without role-arn: the pod's own
+    proxy.fail_next("terminal", action="AssumeRole")
+    with pytest.raises(ProviderTerminalError, match="assume role"):
+        await make_provider(**{"role-arn": role}).list_routes()

@@ -5,10 +5,11 @@ Install it beside routectl and select it with ``--provider aws``. Options
 ``vpc-id``, ``endpoint-url`` (else ``AWS_ENDPOINT_URL_EC2``/``AWS_ENDPOINT_URL``),
 ``cache-seconds`` (30), ``route-table-id`` (that table only, whatever its tags: the CCM's
 ``RouteTableID``) and ``cluster-id`` (the tags' cluster id, legacy ``KubernetesCluster`` tag
-too: the CCM's ``KubernetesClusterID``/``KubernetesClusterTag``). Credentials come from the
-standard AWS chain. The IAM permissions needed: ``ec2:DescribeRouteTables``,
-``ec2:DescribeInstances``, ``ec2:CreateRoute``, ``ec2:ReplaceRoute``, ``ec2:DeleteRoute``,
-``ec2:ModifyInstanceAttribute``.
+too: the CCM's ``KubernetesClusterID``/``KubernetesClusterTag``) and ``role-arn`` (the role
+assumed with STS to sign EC2 calls: the CCM's ``RoleARN``). Credentials come from the
+standard AWS chain (``sts:AssumeRole`` on the role, with ``role-arn``). The IAM permissions
+needed: ``ec2:DescribeRouteTables``, ``ec2:DescribeInstances``, ``ec2:CreateRoute``,
+``ec2:ReplaceRoute``, ``ec2:DeleteRoute``, ``ec2:ModifyInstanceAttribute``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from aiobotocore.config import AioConfig
+from aiobotocore.credentials import AioRefreshableCredentials
 from aiobotocore.session import AioSession, get_session
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.loaders import Loader
@@ -103,6 +104,8 @@ class Ec2:
                     read_timeout=30,
                 )
                 try:
+                    if self._options.role_arn:
+                        await self._assume_role()
                     self._ec2 = await stack.enter_async_context(
                         self._session.create_client(
                             "ec2",
@@ -119,6 +122,34 @@ class Ec2:
                     self._ec2.meta.events.register("before-send.ec2", self._spend)  # type: ignore[arg-type]
                 self._stack = stack
             return self._ec2
+
+    async def _assume_role(self) -> None:
+        """Sign EC2 calls as ``role-arn`` (cloud-provider-aws's ``RoleARN``): credentials from
+        STS ``AssumeRole``, made with the pod's own (the standard chain), refreshed before
+        they expire. STS's endpoint is botocore's (``AWS_ENDPOINT_URL_STS`` overrides it)."""
+        source = new_session()
+        role, region = self._options.role_arn, self._options.region
+
+        async def fetch() -> dict[str, str]:
+            async with source.create_client("sts", region_name=region) as sts:
+                answer = await sts.assume_role(RoleArn=role, RoleSessionName="routectl")
+            credentials = answer["Credentials"]
+            return {
+                "access_key": credentials["AccessKeyId"],
+                "secret_key": credentials["SecretAccessKey"],
+                "token": credentials["SessionToken"],
+                "expiry_time": credentials["Expiration"].isoformat(),
+            }
+
+        try:
+            metadata = await fetch()
+        except ClientError as exc:
+            raise map_client_error("assume role", exc, now=_wall_clock()) from exc
+        # aiobotocore's session hands these to every client it creates (get_credentials).
+        credentials = AioRefreshableCredentials.create_from_metadata(
+            metadata=metadata, refresh_using=fetch, method="assume-role"
+        )
+        setattr(self._session, "_credentials", credentials)  # noqa: B010 -- no public setter
 
     async def _spend(self, *, event_name: str = "", **_: object) -> None:
         """``before-send`` hook: every request spends the budget before it goes out."""

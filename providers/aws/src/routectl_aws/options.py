@@ -22,6 +22,7 @@ KNOWN_OPTIONS = (
     "endpoint-url",
     "node-name",
     "region",
+    "role-arn",
     "route-table-id",
     "vpc-id",
 )
@@ -32,6 +33,7 @@ NODE_NAME_SOURCES = ("private-dns-name", "name-tag", "instance-id")
 _REGION = re.compile(r"^[a-z]{2}(-[a-z0-9]+)+-\d+$")
 _VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
 _ROUTE_TABLE_ID = re.compile(r"^rtb-[0-9a-f]{8,17}$")
+_ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +55,9 @@ class AwsOptions:
     route_table_id: str = ""
     """Use this route table, and only it, whatever its tags (cloud-provider-aws's
     ``[Global] RouteTableID``); empty: the tables tagged for the cluster."""
+    role_arn: str = ""
+    """Sign EC2 calls as this IAM role, assumed with the pod's own credentials
+    (cloud-provider-aws's ``RoleARN``); empty: the pod's credentials."""
     cluster_id: str = ""
     """The cluster id of the tags (cloud-provider-aws's ``KubernetesClusterID`` or
     ``KubernetesClusterTag``): tables tagged ``kubernetes.io/cluster/<id>`` or, the legacy
@@ -94,11 +99,17 @@ def parse_options(options: Mapping[str, str], *, environ: Mapping[str, str]) -> 
             f"route-table-id={route_table_id!r} is not a route table id such as "
             "rtb-0123456789abcdef0"
         )
+    role_arn = options.get("role-arn", "").strip()
+    if role_arn and not _ROLE_ARN.match(role_arn):
+        raise _fail(
+            f"role-arn={role_arn!r} is not an IAM role ARN such as arn:aws:iam::123456789012:role/x"
+        )
     cluster_id = options.get("cluster-id", "").strip()
     if "cluster-id" in options and not cluster_id:
         raise _fail("cluster-id is empty")
     return AwsOptions(
         route_table_id=route_table_id,
+        role_arn=role_arn,
         cluster_id=cluster_id,
         region=region,
         vpc_id=vpc_id,

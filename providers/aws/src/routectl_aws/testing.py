@@ -86,6 +86,8 @@ class FaultProxy:
         """Every EC2 Action received, in order (failed ones included)."""
         self.times: list[float] = []
         """The loop time each request arrived at, in order."""
+        self.access_keys: list[str] = []
+        """The access key id each request was signed with, in order (never a secret)."""
         self._lose: list[str] = []
         self._faults: collections.deque[tuple[InjectedFault, str | None]] = collections.deque()
         self._runner: web.AppRunner | None = None
@@ -148,6 +150,8 @@ class FaultProxy:
         action = (form.get("Action") or request.query.getall("Action", None) or [""])[0]
         self.actions.append(action)
         self.times.append(asyncio.get_running_loop().time())
+        signed = request.headers.get("Authorization", "").partition("Credential=")[2]
+        self.access_keys.append(signed.partition("/")[0])
         fault = self._take_fault(action)
         if fault is not None:
             headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
