@@ -128,6 +128,20 @@ def node(index: int, *, now: str) -> dict[str, Any]:
     }
 
 
+def node_lease(name: str, *, now: datetime.datetime) -> dict[str, Any]:
+    """The kubelet's heartbeat Lease of Node ``name`` (``kubectl describe node`` shows it)."""
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": name, "namespace": "kube-node-lease"},
+        "spec": {
+            "holderIdentity": name,
+            "leaseDurationSeconds": 40,
+            "renewTime": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        },
+    }
+
+
 NODE_YAML = """\
 # kubectl apply -f {path}   (then watch the playground print its route's life)
 apiVersion: v1
@@ -237,6 +251,7 @@ async def serve(args: argparse.Namespace, *, out: TextIO, stop: asyncio.Event) -
             server.watch_nodes(narrator.node_written)
             for index in range(args.nodes):
                 server.create_node(node(index, now=_stamp(_now())))
+                server.create_lease(node_lease(f"playground-{index}", now=_now()))
             await stop.wait()
     finally:
         await server.aclose()
