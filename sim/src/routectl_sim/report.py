@@ -1,4 +1,18 @@
-"""Present simulation results: a table per scenario, the JSON of record, and a plot."""
+"""Present simulation results: the summary, a table per scenario, the legend, the JSON of
+record, and the picture.
+
+* :func:`summary_table` names, per scenario, the winner on cloud calls, p99 latency and
+  convergence (lower wins) with its ratio over the named next best; ties and "never" are
+  said as such, and where the profiles' runs differ in length (drift) calls are per hour;
+* :func:`budget_notes` gives one line wherever routectl's median latency is above that of
+  a profile the cloud throttled (routectl holds to the budget);
+* :func:`table` leaves out rows every profile shows as "option off", and shows "-" where
+  there is nothing to measure; :func:`legend_table` says what each row means and which
+  way is better;
+* :func:`plot` draws one panel per scenario and measure that has data, each profile with
+  its own line style and markers, log axes labelled, every calls line to the end of its
+  run (marked by a bar).
+"""
 
 from __future__ import annotations
 
