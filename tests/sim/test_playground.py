@@ -15,6 +15,7 @@ import selectors
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -142,3 +143,17 @@ def test_bad_playground_flags_exit_2(capsys) -> None:
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "--nodes" in err
+
+
+@pytest.mark.parametrize("flag", ["--api-port", "--cloud-port"])
+def test_a_port_in_use_is_one_line_naming_its_flag(flag, capsys) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(SystemExit) as info:
+            main(["playground", flag, str(port)])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{flag}: cannot listen on it" in err

@@ -8,13 +8,15 @@ where there is data, every line drawn to the end of its run.
 
 from __future__ import annotations
 
+import argparse
 import io
 import math
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from routectl_sim.app import PIPED_WIDTH, console, report
+from routectl_sim.app import PIPED_WIDTH, console, picture_path, report
 from routectl_sim.report import (
     SUMMARY,
     _calls_axis,
@@ -173,3 +175,24 @@ def test_piped_output_is_a_readable_fixed_width(monkeypatch) -> None:
     """Not a terminal (pytest captures stdout) and no COLUMNS: 120 columns, not 80."""
     monkeypatch.delenv("COLUMNS", raising=False)
     assert console().width == PIPED_WIDTH
+
+
+@pytest.mark.parametrize(
+    ("json_path", "plot", "no_plot", "can_plot", "drawn"),
+    [
+        ("out/sim.json", None, False, True, "out/sim.png"),  # beside the JSON by default
+        ("out/sim.json", None, False, False, None),  # no matplotlib: no picture, no failure
+        ("out/sim.json", "pic.png", False, True, "pic.png"),
+        ("out/sim.json", None, True, True, None),
+        (None, None, False, True, None),  # nothing asked, nothing written
+    ],
+)
+def test_where_the_picture_goes(json_path, plot, no_plot, can_plot, drawn) -> None:
+    args = argparse.Namespace(
+        json=None if json_path is None else Path(json_path),
+        plot=None if plot is None else Path(plot),
+        no_plot=no_plot,
+        can_plot=can_plot,
+        seeds=1,
+    )
+    assert picture_path(args) == (None if drawn is None else Path(drawn))

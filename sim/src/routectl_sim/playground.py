@@ -26,7 +26,7 @@ import shlex
 import signal
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -128,6 +128,20 @@ def node(index: int, *, now: str) -> dict[str, Any]:
     }
 
 
+def node_lease(name: str, *, now: datetime.datetime) -> dict[str, Any]:
+    """The kubelet's heartbeat Lease of Node ``name`` (``kubectl describe node`` shows it)."""
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": name, "namespace": "kube-node-lease"},
+        "spec": {
+            "holderIdentity": name,
+            "leaseDurationSeconds": 40,
+            "renewTime": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        },
+    }
+
+
 NODE_YAML = """\
 # kubectl apply -f {path}   (then watch the playground print its route's life)
 apiVersion: v1
@@ -191,6 +205,25 @@ class Narrator:
         )
 
 
+class PortError(Exception):
+    """A server could not listen on the port a flag asked for."""
+
+    def __init__(self, flag: str, exc: OSError) -> None:
+        super().__init__(f"{flag}: cannot listen on it: {exc.strerror or exc}")
+
+
+@contextlib.asynccontextmanager
+async def _cloud_server(cloud: FakeCloud, *, port: int) -> AsyncIterator[CloudServer]:
+    try:
+        server = await CloudServer(cloud, port=port).__aenter__()
+    except OSError as exc:
+        raise PortError("--cloud-port", exc) from None
+    try:
+        yield server
+    finally:
+        await server.__aexit__(None, None, None)
+
+
 def _stamp(moment: datetime.datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -214,9 +247,12 @@ async def serve(args: argparse.Namespace, *, out: TextIO, stop: asyncio.Event) -
     directory = (args.dir or Path(tempfile.mkdtemp(prefix="routectl-playground-"))).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     server = FakeApiServer()
-    await server.start(port=args.api_port)
     try:
-        async with CloudServer(cloud, port=args.cloud_port) as cloud_server:
+        await server.start(port=args.api_port)
+    except OSError as exc:
+        raise PortError("--api-port", exc) from None
+    try:
+        async with _cloud_server(cloud, port=args.cloud_port) as cloud_server:
             kubeconfig = directory / "kubeconfig"
             server.kubeconfig(kubeconfig)
             example = directory / "node.yaml"
@@ -237,6 +273,7 @@ async def serve(args: argparse.Namespace, *, out: TextIO, stop: asyncio.Event) -
             server.watch_nodes(narrator.node_written)
             for index in range(args.nodes):
                 server.create_node(node(index, now=_stamp(_now())))
+                server.create_lease(node_lease(f"playground-{index}", now=_now()))
             await stop.wait()
     finally:
         await server.aclose()
@@ -294,7 +331,10 @@ def run_playground(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         await serve(args, out=sys.stdout, stop=stop)
 
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(main())
+        try:
+            asyncio.run(main())
+        except PortError as exc:
+            parser.error(str(exc))
     return 0
 
 

@@ -1,4 +1,18 @@
-"""Present simulation results: a table per scenario, the JSON of record, and a plot."""
+"""Present simulation results: the summary, a table per scenario, the legend, the JSON of
+record, and the picture.
+
+* :func:`summary_table` names, per scenario, the winner on cloud calls, p99 latency and
+  convergence (lower wins) with its ratio over the named next best; ties and "never" are
+  said as such, and where the profiles' runs differ in length (drift) calls are per hour;
+* :func:`budget_notes` gives one line wherever routectl's median latency is above that of
+  a profile the cloud throttled (routectl holds to the budget);
+* :func:`table` leaves out rows every profile shows as "option off", and shows "-" where
+  there is nothing to measure; :func:`legend_table` says what each row means and which
+  way is better;
+* :func:`plot` draws one panel per scenario and measure that has data, each profile with
+  its own line style and markers, log axes labelled, every calls line to the end of its
+  run (marked by a bar).
+"""
 
 from __future__ import annotations
 
@@ -445,30 +459,30 @@ LEGEND = (
         "none; the upstream profiles are expected to overrun the budget",
     ),
     (
-        "routectl",
+        "profile routectl",
         "routectl with its defaults, its client bucket set to the cloud's budget",
-        "profile",
+        "-",
     ),
     (
-        "upstream-watch",
+        "profile upstream-watch",
         (
             "the CCM's route controller, watch mode (KEP-5237): at most one sync "
             "per 10 s, a fresh listing each time, no client budget, no retries"
         ),
-        "profile",
+        "-",
     ),
     (
-        "upstream-periodic",
+        "profile upstream-periodic",
         "the classic CCM route controller: a full sync with a fresh listing every 10 s",
-        "profile",
+        "-",
     ),
     (
-        "kcm+<profile>, routectl-ipam",
+        "profiles kcm+<profile>, routectl-ipam",
         (
             "node IPAM: KCM's allocator beside <profile>, or "
             "routectl allocating itself (--allocate-node-cidrs)"
         ),
-        "profile",
+        "-",
     ),
 )
 """What each row and profile of the tables means, and which way is better."""
@@ -476,10 +490,10 @@ LEGEND = (
 
 def legend_table() -> Table:
     """The legend of the detail tables."""
-    t = Table(title="Legend (docs/benchmarks.md has the method)")
-    t.add_column("row or column")
-    t.add_column("what it measures")
-    t.add_column("better")
+    t = Table(title="Legend (docs/benchmarks.md has the method)", expand=True)
+    t.add_column("row or column", ratio=3)
+    t.add_column("what it measures", ratio=6)
+    t.add_column("better", ratio=2)
     for row in LEGEND:
         t.add_row(*row)
     return t

@@ -7,8 +7,9 @@ A profile's companions (KCM's allocator in ``kcm+…``) run beside it in the sam
 talking HTTP to the same server; their CPU is not the controller's.
 
 The same job gives the same numbers every time (CPU and memory aside): the loop is
-:class:`SequencedLoop`, whose timers due at one instant run in the order they were set,
-so real socket timing cannot reorder simultaneous virtual-time events.
+:class:`SequencedLoop`, whose timers due at one instant run in the order they were set (so
+real socket timing cannot reorder simultaneous virtual-time events) and whose executor
+work runs inline (so looptime never moves virtual time by real time waiting for a thread).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import tempfile
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from ipaddress import ip_network
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import looptime
 
@@ -61,6 +62,8 @@ from routectl_sim.profiles import (
     split_profile,
 )
 from routectl_sim.workload import CLUSTER, DRIVERS, EPOCH, Sim, setup
+
+T = TypeVar("T")
 
 
 class _SequencedTimer(asyncio.TimerHandle):
@@ -114,6 +117,24 @@ class SequencedLoop(MeteredLoop):
         heapq.heappush(self._scheduled, timer)  # type: ignore[attr-defined]
         timer._scheduled = True  # type: ignore[attr-defined]  # noqa: SLF001
         return timer
+
+    def run_in_executor(
+        self, executor: object, func: Callable[..., T], *args: object
+    ) -> asyncio.Future[T]:
+        """Run ``func`` at once, in the loop's thread: its future is done when returned.
+
+        aiohttp sends every request's netrc and proxy-environment lookups to a thread
+        (kubernetes-asyncio's session trusts the environment). While such a future is
+        pending, looptime moves virtual time by the real time that passes, so a busy
+        machine would shift the simulation's clock; run inline, the lookups take no
+        virtual time at all.
+        """
+        future: asyncio.Future[T] = self.create_future()
+        try:
+            future.set_result(func(*args))
+        except Exception as exc:  # noqa: BLE001 -- handed to the awaiting code, as a thread would
+            future.set_exception(exc)
+        return future
 
 
 SimLoop = looptime.make_event_loop_class(SequencedLoop)
