@@ -117,7 +117,13 @@ async def join(api: FakeApiServer, nodes: int, seconds: float) -> None:
 
 
 async def run_routectl(
-    cloud: FakeArm, api: FakeApiServer, *, nodes: int, batched: bool, join_seconds: float
+    cloud: FakeArm,
+    api: FakeApiServer,
+    *,
+    nodes: int,
+    batched: bool,
+    join_seconds: float,
+    interval: str,
 ) -> float:
     """The routectl service until every Node's route exists; the seconds it took."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -156,6 +162,7 @@ async def run_routectl(
                     "--leader-elect=false",
                     "--metrics-bind-address=127.0.0.1:0",
                     f"--batch-writes={'true' if batched else 'false'}",
+                    f"--batch-write-interval={interval}",
                 ]
             )
         )
@@ -291,7 +298,9 @@ async def run_ccm(  # noqa: PLR0915 -- the CCM model reads best as one piece
     return elapsed
 
 
-async def run(*, mode: str, nodes: int, join_seconds: float, concurrent: int) -> dict[str, Any]:
+async def run(
+    *, mode: str, nodes: int, join_seconds: float, concurrent: int, interval: str
+) -> dict[str, Any]:
     """One scale-up; its numbers."""
     async with FakeArm(operation_seconds=0) as cloud, FakeApiServer() as api:
         cloud.add_table(GROUP, TABLE)
@@ -300,7 +309,12 @@ async def run(*, mode: str, nodes: int, join_seconds: float, concurrent: int) ->
             elapsed = await run_ccm(cloud, api, nodes=nodes, join_seconds=join_seconds)
         else:
             elapsed = await run_routectl(
-                cloud, api, nodes=nodes, batched=mode == "batched", join_seconds=join_seconds
+                cloud,
+                api,
+                nodes=nodes,
+                batched=mode == "batched",
+                join_seconds=join_seconds,
+                interval=interval,
             )
         table = cloud.tables[(GROUP, TABLE)]
         present = {r["name"] for r in table.routes}
@@ -312,6 +326,7 @@ async def run(*, mode: str, nodes: int, join_seconds: float, concurrent: int) ->
         "mode": mode,
         "nodes": nodes,
         "join_seconds": join_seconds,
+        "batch_write_interval": interval if mode == "batched" else None,
         "requests": len(cloud.requests),
         "by_kind": dict(sorted(kinds.items())),
         "writes_accepted": accepted,
@@ -329,6 +344,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--nodes", type=int, default=400)
     parser.add_argument("--join-seconds", type=float, default=0.0)
     parser.add_argument("--concurrent", type=int, default=2)
+    parser.add_argument("--batch-write-interval", default="10s", help="routectl's flag")
     parser.add_argument("--modes", default="batched,ccm,per-route")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
@@ -340,6 +356,7 @@ def main(argv: list[str]) -> int:
                 nodes=args.nodes,
                 join_seconds=args.join_seconds,
                 concurrent=args.concurrent,
+                interval=args.batch_write_interval,
             )
         )
         sys.stdout.write(json.dumps(result) + "\n")
