@@ -41,6 +41,7 @@ from routectl.provider import BatchResult, RequestBudget
 from routectl_azure.arm import (
     HTTP_PRECONDITION_FAILED,
     RateLimits,
+    arm_url,
     credential_for,
     map_error,
     network_client,
@@ -348,7 +349,7 @@ class AzureProvider:
     async def _scale_sets(self, client: NetworkManagementClient) -> list[str]:
         """Names of the uniform scale sets in the Nodes' resource group (Compute's listing)."""
         url: str | None = (
-            f"{client._config.base_url.rstrip('/')}/subscriptions/{self.options.subscription_id}"  # noqa: SLF001
+            f"{arm_url(self.options)}/subscriptions/{self.options.subscription_id}"
             f"/resourceGroups/{self.options.node_group}/providers/Microsoft.Compute/"
             f"virtualMachineScaleSets?api-version={COMPUTE_API}"
         )
