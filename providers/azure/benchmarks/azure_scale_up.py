@@ -13,10 +13,10 @@ without a route; the ``delayedRouteUpdater`` runs every 30 s
 whole, without ``If-Match`` (``routetable/repo.go``). Its rate limits are off (ARM's
 default QPS would only slow it).
 
-Nodes join ``--join-seconds`` apart in all (0: at once). A concurrent writer (an operator
-adding a route) changes the table just before each of the first ``--concurrent`` table
-writes: routectl's ``If-Match`` makes ARM refuse the stale write (412) and the change
-survives; the CCM's overwrites it. Reported per mode: requests by kind, writes ARM carried
+Nodes join spread over ``--join-seconds`` (0: at once). A concurrent writer (an operator
+tagging the table) changes it just before each of the first ``--concurrent`` table writes:
+routectl's ``If-Match`` makes ARM refuse the stale write (412) and the change survives; the
+CCM's write overwrites it. Reported per mode: requests by kind, writes ARM carried
 out and writes it refused (412), concurrent changes lost, and the time from the first Node's
 creation until the last Node's route existed.
 
@@ -91,17 +91,18 @@ def kind_of(method: str, path: str) -> str:
 
 
 def concurrent_writer(cloud: FakeArm, count: int) -> list[str]:
-    """Before each of the next ``count`` writes, an operator adds a route; the names of those
-    added so far (the list grows as the writes happen)."""
+    """Before each of the next ``count`` writes, an operator tags the table (a change that
+    takes no route of the 400); the tags added so far (the list grows as writes happen)."""
     table = cloud.tables[(GROUP, TABLE)]
     added: list[str] = []
 
     def change(n: int) -> Callable[[], None]:
-        def add() -> None:
-            table.add(f"operator-{n}", f"192.168.{n}.0/24", hop="10.240.255.4")
+        def tag() -> None:
+            table.tags[f"operator-{n}"] = "true"
+            table.touch()
             added.append(f"operator-{n}")
 
-        return add
+        return tag
 
     for n in range(count):
         cloud.before_next("PUT", change(n))
@@ -117,7 +118,13 @@ async def join(api: FakeApiServer, nodes: int, seconds: float) -> None:
 
 
 async def run_routectl(
-    cloud: FakeArm, api: FakeApiServer, *, nodes: int, batched: bool, join_seconds: float
+    cloud: FakeArm,
+    api: FakeApiServer,
+    *,
+    nodes: int,
+    batched: bool,
+    join_seconds: float,
+    interval: str,
 ) -> float:
     """The routectl service until every Node's route exists; the seconds it took."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -156,6 +163,7 @@ async def run_routectl(
                     "--leader-elect=false",
                     "--metrics-bind-address=127.0.0.1:0",
                     f"--batch-writes={'true' if batched else 'false'}",
+                    f"--batch-write-interval={interval}",
                 ]
             )
         )
@@ -291,7 +299,9 @@ async def run_ccm(  # noqa: PLR0915 -- the CCM model reads best as one piece
     return elapsed
 
 
-async def run(*, mode: str, nodes: int, join_seconds: float, concurrent: int) -> dict[str, Any]:
+async def run(
+    *, mode: str, nodes: int, join_seconds: float, concurrent: int, interval: str
+) -> dict[str, Any]:
     """One scale-up; its numbers."""
     async with FakeArm(operation_seconds=0) as cloud, FakeApiServer() as api:
         cloud.add_table(GROUP, TABLE)
@@ -300,10 +310,16 @@ async def run(*, mode: str, nodes: int, join_seconds: float, concurrent: int) ->
             elapsed = await run_ccm(cloud, api, nodes=nodes, join_seconds=join_seconds)
         else:
             elapsed = await run_routectl(
-                cloud, api, nodes=nodes, batched=mode == "batched", join_seconds=join_seconds
+                cloud,
+                api,
+                nodes=nodes,
+                batched=mode == "batched",
+                join_seconds=join_seconds,
+                interval=interval,
             )
         table = cloud.tables[(GROUP, TABLE)]
         present = {r["name"] for r in table.routes}
+        tags = set(table.tags)
         accepted = cloud.writes
     kinds = collections.Counter(kind_of(m, p) for m, p in cloud.requests)
     sent = kinds["table PUT"] + kinds["route PUT"] + kinds["route DELETE"]
@@ -311,13 +327,14 @@ async def run(*, mode: str, nodes: int, join_seconds: float, concurrent: int) ->
         "mode": mode,
         "nodes": nodes,
         "join_seconds": join_seconds,
+        "batch_write_interval": interval if mode == "batched" else None,
         "requests": len(cloud.requests),
         "by_kind": dict(sorted(kinds.items())),
         "writes_accepted": accepted,
         "writes_refused_412": sent - accepted,
         "routes_written": len(present & {route_name(f"node-{i}", cidr(i)) for i in range(nodes)}),
         "concurrent_changes": len(operator),
-        "concurrent_changes_lost": sum(1 for name in operator if name not in present),
+        "concurrent_changes_lost": sum(1 for name in operator if name not in tags),
         "seconds_to_all_routes": round(elapsed, 1),
     }
 
@@ -328,6 +345,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--nodes", type=int, default=400)
     parser.add_argument("--join-seconds", type=float, default=0.0)
     parser.add_argument("--concurrent", type=int, default=2)
+    parser.add_argument("--batch-write-interval", default="10s", help="routectl's flag")
     parser.add_argument("--modes", default="batched,ccm,per-route")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
@@ -339,6 +357,7 @@ def main(argv: list[str]) -> int:
                 nodes=args.nodes,
                 join_seconds=args.join_seconds,
                 concurrent=args.concurrent,
+                interval=args.batch_write_interval,
             )
         )
         sys.stdout.write(json.dumps(result) + "\n")

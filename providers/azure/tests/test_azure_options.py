@@ -123,6 +123,7 @@ def test_keys_the_ccm_does_not_know_are_refused() -> None:
         ),
         pytest.param({**BASE, "cache-seconds": "-1"}, "cache-seconds", id="bad-cache"),
         pytest.param({**BASE, "zone": "1"}, "unknown option(s) zone", id="unknown"),
+        pytest.param({**BASE, "route-limit": "5000"}, "route-limit='5000' must be", id="limit"),
         pytest.param(
             {**BASE, "networkResourceSubscriptionID": "11111111-2222-3333-4444-555555555555"},
             "networkResourceSubscriptionID (network resources in another subscription",

@@ -292,6 +292,19 @@ async def test_the_route_limit_holds_for_per_route_writes(fake: FakeArm) -> None
     assert fake.writes == 0
 
 
+async def test_a_raised_route_limit_lets_the_table_grow() -> None:
+    """route-limit=1000 (a subscription with Azure's higher limit): route 401 is made, and
+    the limit named in the refusal is the configured one."""
+    async with FakeArm(route_limit=1000) as fake:
+        as_the_ccm_writes(fake.add_table(GROUP, TABLE), 400)
+        provider = provider_for(fake, **{"find-blackholes": "false", "route-limit": "1000"})
+        await provider.create_route(node_route(400), name_hint="uid")
+        assert len(the_table(fake).routes) == 401
+        small = provider_for(fake, **{"route-limit": "401"})
+        with pytest.raises(ProviderTerminalError, match="at most 401 routes"):
+            await small.create_route(node_route(401), name_hint="uid")
+
+
 @pytest.mark.looptime
 async def test_long_running_operations_are_followed_to_their_end() -> None:
     """ARM takes 30 s: the write polls Azure-AsyncOperation (as Retry-After says) until it

@@ -177,6 +177,12 @@ def _tls(options: AzureOptions) -> dict[str, Any]:
     return {"connection_verify": options.ca_bundle} if options.ca_bundle else {}
 
 
+def arm_url(options: AzureOptions) -> str:
+    """ARM's URL: ``resourceManagerEndpoint``, else the cloud's."""
+    endpoints = get_arm_endpoints(_CLOUDS[options.cloud][0])
+    return options.endpoint or str(endpoints["resource_manager"]).rstrip("/")
+
+
 def network_client(
     options: AzureOptions,
     credential: AsyncTokenCredential,
@@ -186,7 +192,7 @@ def network_client(
     """The network client: one paced transport, no SDK retries, ARM's endpoint for the cloud."""
     cloud, _ = _CLOUDS[options.cloud]
     endpoints = get_arm_endpoints(cloud)
-    base_url = options.endpoint or str(endpoints["resource_manager"]).rstrip("/")
+    base_url = arm_url(options)
     scopes = endpoints["credential_scopes"]
     if options.endpoint and options.cloud == "AzureStackCloud":
         scopes = [f"{options.endpoint}/.default"]

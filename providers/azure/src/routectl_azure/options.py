@@ -28,7 +28,9 @@ from routectl.plugin_options import is_http_url, option_error, refuse_unknown, s
 
 PROVIDER = "azure"
 ROUTE_LIMIT = 400
-"""Routes per route table: Azure's limit, which no quota request raises."""
+"""Routes per route table: Azure's documented limit (``route-limit`` changes it, up to
+:data:`MAX_ROUTE_LIMIT`, where a subscription has the higher limit of 2026)."""
+MAX_ROUTE_LIMIT = 1000
 
 ROUTE_KEYS = (
     "subscriptionId",
@@ -52,7 +54,14 @@ AUTH_KEYS = (
 )
 CROSS_KEYS = ("networkResourceSubscriptionID", "networkResourceTenantID")
 """Network resources in another subscription or tenant: read, and refused unless the same."""
-OWN_KEYS = ("batch-writes", "ca-bundle", "cache-seconds", "find-blackholes", "polling-interval")
+OWN_KEYS = (
+    "batch-writes",
+    "ca-bundle",
+    "cache-seconds",
+    "find-blackholes",
+    "polling-interval",
+    "route-limit",
+)
 IGNORED_KEYS = (
     # pkg/provider/config (azure.go, azure_cache.go) and pkg/azclient (arm_conf.go,
     # auth_conf.go, ratelimit): keys of the CCM's file that do not concern routes.
@@ -169,6 +178,8 @@ class AzureOptions:
     cache_seconds: float = DEFAULT_CACHE_SECONDS
     polling_interval: float = DEFAULT_POLLING_INTERVAL
     ca_bundle: str = ""
+    route_limit: int = ROUTE_LIMIT
+    """Routes a table may hold: creates past it fail terminally, naming it."""
     credentials: Credentials = dataclasses.field(repr=False)
 
 
@@ -232,6 +243,15 @@ def _credentials(options: Mapping[str, str], environ: Mapping[str, str]) -> Cred
         "aadClientSecret (or aadClientCertPath) and tenantId, or workload identity "
         "(AZURE_FEDERATED_TOKEN_FILE)"
     )
+
+
+def _route_limit(options: Mapping[str, str]) -> int:
+    text = options.get("route-limit", "").strip()
+    if not text:
+        return ROUTE_LIMIT
+    if not text.isdigit() or not 1 <= int(text) <= MAX_ROUTE_LIMIT:
+        raise _fail(f"route-limit={text!r} must be a whole number from 1 to {MAX_ROUTE_LIMIT}")
+    return int(text)
 
 
 def _required(options: Mapping[str, str], key: str, what: str) -> str:
@@ -308,5 +328,6 @@ def parse_options(
             PROVIDER, options, "polling-interval", DEFAULT_POLLING_INTERVAL
         ),
         ca_bundle=options.get("ca-bundle", "").strip(),
+        route_limit=_route_limit(options),
         credentials=credentials,
     )

@@ -41,12 +41,13 @@ from routectl.provider import BatchResult, RequestBudget
 from routectl_azure.arm import (
     HTTP_PRECONDITION_FAILED,
     RateLimits,
+    arm_url,
     credential_for,
     map_error,
     network_client,
     send_raw,
 )
-from routectl_azure.options import ROUTE_LIMIT, AzureOptions, parse_options
+from routectl_azure.options import AzureOptions, parse_options
 from routectl_azure.table import (
     Raw,
     as_route,
@@ -143,8 +144,8 @@ class AzureProvider:
             where = place(table.routes, new)
             if where is None:
                 return
-            if where < 0 and len(table.routes) >= ROUTE_LIMIT:
-                raise limit_error(len(table.routes))
+            if where < 0 and len(table.routes) >= self.options.route_limit:
+                raise limit_error(len(table.routes), self.options.route_limit)
             if table.raw is not None:
                 await self._call(
                     "create route",
@@ -189,7 +190,8 @@ class AzureProvider:
         failed: dict[int, ProviderError] = {}
 
         def batch(routes: list[Raw]) -> list[Raw] | None:
-            plan = plan_batch(routes, deletes=deletes, creates=creates)
+            limit = self.options.route_limit
+            plan = plan_batch(routes, deletes=deletes, creates=creates, limit=limit)
             failed.clear()
             failed.update(plan.failed_creates)
             return plan.routes if plan.changed else None
@@ -250,15 +252,14 @@ class AzureProvider:
 
         return await self._call("get route table", get)
 
-    @staticmethod
-    def _added(routes: list[Raw], new: Raw) -> list[Raw] | None:
+    def _added(self, routes: list[Raw], new: Raw) -> list[Raw] | None:
         where = place(routes, new)
         if where is None:
             return None
         if where >= 0:
             return [*routes[:where], new, *routes[where + 1 :]]
-        if len(routes) >= ROUTE_LIMIT:
-            raise limit_error(len(routes))
+        if len(routes) >= self.options.route_limit:
+            raise limit_error(len(routes), self.options.route_limit)
         return [*routes, new]
 
     async def _whole(self, edit: Callable[[list[Raw]], list[Raw] | None]) -> None:
@@ -348,7 +349,7 @@ class AzureProvider:
     async def _scale_sets(self, client: NetworkManagementClient) -> list[str]:
         """Names of the uniform scale sets in the Nodes' resource group (Compute's listing)."""
         url: str | None = (
-            f"{client._config.base_url.rstrip('/')}/subscriptions/{self.options.subscription_id}"  # noqa: SLF001
+            f"{arm_url(self.options)}/subscriptions/{self.options.subscription_id}"
             f"/resourceGroups/{self.options.node_group}/providers/Microsoft.Compute/"
             f"virtualMachineScaleSets?api-version={COMPUTE_API}"
         )

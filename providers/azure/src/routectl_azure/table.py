@@ -176,10 +176,10 @@ def place(routes: Sequence[Raw], new: Raw) -> int | None:
     return -1
 
 
-def limit_error(present: int) -> ProviderTerminalError:
+def limit_error(present: int, limit: int = ROUTE_LIMIT) -> ProviderTerminalError:
     """The terminal error of a create past Azure's route limit."""
     return ProviderTerminalError(
-        f"the route table is full: Azure allows at most {ROUTE_LIMIT} routes per route table "
+        f"the route table is full: Azure allows at most {limit} routes per route table "
         f"and it holds {present}; this cluster needs another route table (or fewer Nodes on "
         "kubenet: Azure CNI needs no routes)"
     )
@@ -195,7 +195,11 @@ class Plan:
 
 
 def plan_batch(
-    routes: Sequence[Raw], *, deletes: Sequence[Route], creates: Sequence[tuple[Route, str]]
+    routes: Sequence[Raw],
+    *,
+    deletes: Sequence[Route],
+    creates: Sequence[tuple[Route, str]],
+    limit: int = ROUTE_LIMIT,
 ) -> Plan:
     """The table after ``deletes`` (first; "not found" is success) and ``creates`` (each
     that conflicts, lacks an address or does not fit under the limit fails by index)."""
@@ -217,8 +221,8 @@ def plan_batch(
             continue
         if where >= 0:
             plan.routes[where] = new
-        elif len(plan.routes) >= ROUTE_LIMIT:
-            plan.failed_creates[index] = limit_error(len(plan.routes))
+        elif len(plan.routes) >= limit:
+            plan.failed_creates[index] = limit_error(len(plan.routes), limit)
             continue
         else:
             plan.routes.append(new)
