@@ -41,7 +41,10 @@ __all__ = [
 ]  # fmt: skip
 
 LIBRARY_VERBOSITY = 6
-LIBRARIES = ("aiohttp", "kubernetes_asyncio", "asyncio", "botocore", "aiobotocore", "urllib3")
+LIBRARIES = (
+    "aiohttp", "kubernetes_asyncio", "asyncio", "botocore", "aiobotocore", "urllib3", "azure",
+    "google", "openstack", "keystoneauth",
+)  # fmt: skip
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
 _LETTER = {"CRITICAL": "F", "ERROR": "E", "WARNING": "W"}
 
