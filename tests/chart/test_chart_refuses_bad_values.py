@@ -17,7 +17,7 @@ import helm_python
 import pytest
 
 from routectl.cli.flags import parse_run_flags
-from routectl.config import default_of
+from routectl.config.serving import PLAIN_DEFAULT
 from routectl.errors import ConfigError
 
 Manifest = dict[str, Any]
@@ -133,7 +133,7 @@ def test_every_name_fits_63_characters(render: Render) -> None:
 
 def test_one_metrics_port_everywhere(render: Render) -> None:
     """The binary's default, the Dockerfile, the README and the chart say the same port."""
-    port = int(default_of("metrics_bind_address").rpartition(":")[2])
+    port = int(PLAIN_DEFAULT.rpartition(":")[2])  # the plain listener's default, when it opens
     manifests = render({**REQUIRED, "metrics": {"serviceMonitor": {"enabled": True}}})
     (deployment,) = (m for m in manifests if m["kind"] == "Deployment")
     (container,) = deployment["spec"]["template"]["spec"]["containers"]

@@ -58,6 +58,7 @@ def settings(**overrides: Any) -> Settings:
     base: dict[str, Any] = {
         "cluster_cidrs": (ip_network("10.244.0.0/16"), ip_network("fd00:10:244::/56")),
         "provider": "fake",
+        "provider_options": {"demo": "true"},  # the in-memory cloud, on purpose
         "leader_elect": False,
         "batch_window": 0.5,
         "retry_backoff_base": 1.0,
