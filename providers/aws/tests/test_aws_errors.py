@@ -136,3 +136,29 @@ async def test_missing_credentials_are_terminal(
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
     with pytest.raises(ProviderTerminalError, match="credentials"):
         await make_provider().list_routes()
+
+
+@pytest.mark.parametrize("fault", ["html-page", "empty-xml"])
+@pytest.mark.parametrize(
+    "answer",
+    [("DescribeRouteTables", "routeTableSet"), ("DescribeInstances", "reservationSet")],
+    ids=["tables", "instances"],
+)
+async def test_an_answer_that_is_not_ec2s_is_an_error_never_an_empty_listing(
+    vpc: Vpc, proxy: FaultProxy, make_provider: MakeProvider, fault: str, answer: tuple[str, str]
+) -> None:
+    """A 200 with a proxy's HTML page or an empty body reads as 'nothing' to botocore; the
+    plugin refuses it as a transient error naming the missing field, so no route is called a
+    blackhole and no table is called missing."""
+    action, field = answer
+    await vpc.cluster_table(CLUSTER)
+    (node,) = await vpc.launch()
+    await make_provider().create_route(route(node, CIDR_A), name_hint="u")
+    provider = make_provider()  # a new process: it knows no instance yet
+    proxy.fail_next(fault, action=action)
+    with pytest.raises(ProviderError, match=f"EC2 {action}: the answer has no {field}") as caught:
+        await provider.list_routes()
+    assert type(caught.value) is ProviderError  # transient: retried with backoff
+    assert proxy.count(action) >= 1
+    listed = await provider.list_routes()  # the next, real answer is read as before
+    assert [(r.destination_cidr, r.blackhole) for r in listed] == [(CIDR_A, False)]

@@ -15,8 +15,8 @@ import asyncio
 import contextlib
 import datetime
 import functools
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiobotocore.config import AioConfig
 from aiobotocore.credentials import AioRefreshableCredentials
@@ -63,6 +63,18 @@ def new_session() -> AioSession:
 def _wall_clock() -> float:
     """Unix time, only to read an HTTP-date ``Retry-After``."""
     return datetime.datetime.now(datetime.UTC).timestamp()
+
+
+def _required(page: Mapping[str, Any], key: str, operation: str, element: str) -> list[Any]:
+    """``page[key]``, a list; an answer without it is not EC2's (a proxy's login page, an
+    empty body: botocore reads both as an answer with nothing in it), so it is a transient
+    error naming the field, never an empty listing."""
+    value = page.get(key)
+    if not isinstance(value, list):
+        raise ProviderError(
+            f"EC2 {operation}: the answer has no {element} (not EC2's XML: a proxy's page?)"
+        )
+    return value
 
 
 def cause_code(err: ProviderError) -> str:
@@ -172,7 +184,7 @@ class Ec2:
         async def fetch(ec2: EC2Client) -> list[RouteTableTypeDef]:
             found: list[RouteTableTypeDef] = []
             async for page in ec2.get_paginator("describe_route_tables").paginate(Filters=filters):
-                found.extend(page.get("RouteTables", []))
+                found.extend(_required(page, "RouteTables", "DescribeRouteTables", "routeTableSet"))
             return found
 
         return await self.call("DescribeRouteTables", fetch)
@@ -183,7 +195,9 @@ class Ec2:
         async def fetch(ec2: EC2Client) -> list[InstanceTypeDef]:
             found: list[InstanceTypeDef] = []
             async for page in ec2.get_paginator("describe_instances").paginate(Filters=filters):
-                for reservation in page.get("Reservations", []):
+                for reservation in _required(
+                    page, "Reservations", "DescribeInstances", "reservationSet"
+                ):
                     found.extend(reservation.get("Instances", []))
             return found
 

@@ -35,9 +35,26 @@ class InjectedFault:
     message: str
     retry_after: str | None = None
     """A ``Retry-After`` header value to send, if any."""
+    body: str | None = None
+    """Send this body (as ``content_type``) instead of EC2's error XML: a proxy's page."""
+    content_type: str = "text/xml"
 
+
+HTML_PAGE = (
+    "<!DOCTYPE html><html><head><title>Sign in</title></head>"
+    "<body><form action='/login'>Proxy authentication required</form></body></html>"
+)
 
 FAULTS: dict[str, InjectedFault] = {
+    "html-page": InjectedFault(
+        status=200, code="", message="", body=HTML_PAGE, content_type="text/html"
+    ),
+    "empty-xml": InjectedFault(
+        status=200,
+        code="",
+        message="",
+        body='<?xml version="1.0" encoding="UTF-8"?>\n<Response/>',
+    ),
     "throttled": InjectedFault(
         status=503, code="RequestLimitExceeded", message="Request limit exceeded."
     ),
@@ -157,8 +174,8 @@ class FaultProxy:
             headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
             return web.Response(
                 status=fault.status,
-                text=_error_xml(fault),
-                content_type="text/xml",
+                text=fault.body if fault.body is not None else _error_xml(fault),
+                content_type=fault.content_type,
                 headers=headers,
             )
         if self._client is None:
