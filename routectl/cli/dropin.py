@@ -30,7 +30,7 @@ def read_cloud_config(settings: Settings) -> Translated | None:
     if not path:
         return None
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a BOM is skipped, as Go's gcfg does
     except (OSError, UnicodeError) as exc:
         detail = getattr(exc, "strerror", None) or str(exc)
         raise ConfigError(f"--cloud-config {path}: cannot read: {detail}") from None

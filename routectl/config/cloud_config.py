@@ -199,8 +199,14 @@ def _aws(entries: Sequence[Entry], path: str) -> Translated:
     for number, fields in sorted(overrides.items()):
         service = fields.get("service")
         what = f'[ServiceOverride "{number}"]'
+        region = fields["region"].value.strip() if "region" in fields else ""
         if service is None or service.value.strip().lower() != "ec2":
             ignored.append(f"Ignoring {what}: routectl calls EC2 only")
+        elif region and options.get("region") and region != options["region"]:
+            # cloud-provider-aws uses an override only for the region its clients are for.
+            ignored.append(
+                f"Ignoring {what}: it is for {region}, routectl calls {options['region']}"
+            )
         elif "url" in fields:
             options["endpoint-url"] = fields["url"].value.strip()
     return Translated(options=options, ignored=ignored, unknown=unknown)

@@ -179,6 +179,14 @@ def test_cloud_config_is_read_as_provider_options(tmp_path) -> None:
     assert dict(s.provider_options) == {"endpoint": "http://cloud:1", "client": "a"}
 
 
+def test_a_cloud_config_saved_with_a_byte_order_mark_is_read(tmp_path) -> None:
+    """An editor's UTF-8 BOM is skipped, as the CCM's gcfg skips it."""
+    path = tmp_path / "cloud.conf"
+    path.write_bytes(b"\xef\xbb\xbf[Global]\nendpoint = http://cloud:1\n")
+    s = with_cloud_config(parse_run_flags([*REQUIRED, f"--cloud-config={path}"]))
+    assert dict(s.provider_options) == {"endpoint": "http://cloud:1"}
+
+
 def test_a_json_cloud_config_is_read_as_provider_options(tmp_path) -> None:
     """The Azure CCM's azure.json: each member an option; non-strings in JSON spelling."""
     path = tmp_path / "azure.json"

@@ -112,6 +112,20 @@ def test_region_wins_over_zone_and_empty_keys_are_not_set() -> None:
     assert translate("aws", text, path="c").options == {"region": "eu-west-1"}
 
 
+def test_a_service_override_counts_only_for_the_region_routectl_calls() -> None:
+    """As in cloud-provider-aws, an ec2 override of another region is not used (and said)."""
+    text = (
+        "[Global]\nZone = us-east-1a\n"
+        '[ServiceOverride "1"]\nService = ec2\nRegion = eu-west-1\nURL = https://eu.example\n'
+        '[ServiceOverride "2"]\nService = ec2\nRegion = us-east-1\nURL = https://us.example\n'
+    )
+    read = translate("aws", text, path="c")
+    assert read.options == {"region": "us-east-1", "endpoint-url": "https://us.example"}
+    assert read.ignored == [
+        'Ignoring [ServiceOverride "1"]: it is for eu-west-1, routectl calls us-east-1'
+    ]
+
+
 def test_a_real_openstack_cloud_conf_becomes_the_openstack_options() -> None:
     read = translate("openstack", OPENSTACK_CONF, path="cloud.conf")
     assert read.options == {
