@@ -32,6 +32,7 @@ import datetime
 import hashlib
 import ipaddress
 import logging
+import shutil
 import socket
 import ssl
 import tempfile
@@ -183,8 +184,11 @@ def tls_context(
     curves: Sequence[int] = (),
 ) -> ssl.SSLContext:
     """The server's TLS context: the given pair, or a self-signed one made now."""
+    scratch: Path | None = None
     if cert_file is None or key_file is None:
         cert_file, key_file = self_signed(cert_dir=cert_dir, bind_address=bind_address)
+        if cert_dir is None:  # made in a temporary directory: gone once loaded
+            scratch = Path(cert_file).parent
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     with warnings.catch_warnings():  # TLS 1.0 and 1.1 are deprecated in Python, not refused
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -198,6 +202,9 @@ def tls_context(
         raise ConfigError(
             f"--tls-cert-file {cert_file}, --tls-private-key-file {key_file}: cannot load: {exc}"
         ) from None
+    finally:
+        if scratch is not None:  # the key lives in the context only: no file is left behind
+            shutil.rmtree(scratch, ignore_errors=True)
     return context
 
 
@@ -281,5 +288,8 @@ def self_signed(*, cert_dir: str | None, bind_address: str) -> tuple[str, str]:
         cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     except OSError as exc:
         raise ConfigError(f"--cert-dir {where}: cannot write the certificate: {exc}") from None
-    logger.info("Generated a self-signed certificate in %s", where)
+    if cert_dir:
+        logger.info("Generated a self-signed certificate in %s", where)
+    else:
+        logger.info("Generated a self-signed certificate (no --cert-dir: kept in memory only)")
     return str(cert_path), str(key_path)

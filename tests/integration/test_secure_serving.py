@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -206,3 +207,14 @@ async def test_the_secure_port_speaks_http11_only(tmp_path: Path) -> None:
         await writer.wait_closed()
     finally:
         await server.aclose()
+
+
+def test_a_self_signed_certificate_without_cert_dir_leaves_no_file(tmp_path: Path) -> None:
+    """Without --cert-dir the self-signed key lives in the TLS context only: its temporary
+    directory is gone once loaded, so restarts leave no private keys behind in /tmp."""
+    before = set(Path(tempfile.gettempdir()).glob("routectl-tls-*"))
+    tls_context(
+        cert_file=None, key_file=None, cert_dir=None, min_version="VersionTLS12",
+        bind_address="127.0.0.1",
+    )  # fmt: skip
+    assert set(Path(tempfile.gettempdir()).glob("routectl-tls-*")) == before
