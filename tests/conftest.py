@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
+from routectl.testing.looptime_hook import pytest_pyfunc_call
+
+__all__ = ["FIXTURES", "load_fixture", "pytest_pyfunc_call"]
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -14,16 +16,3 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def load_fixture(*parts: str) -> Any:
     """Parse a JSON fixture under ``tests/fixtures``."""
     return json.loads(FIXTURES.joinpath(*parts).read_text())
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
-    """Keep looptime's hook away from synchronous tests.
-
-    looptime asks the ``event_loop_policy`` fixture for "the" loop even for a sync test,
-    which creates a loop nobody closes; under ``filterwarnings = error`` its ResourceWarning
-    later fails an unrelated test. A sync test never uses that fixture, so hide it.
-    """
-    if pyfuncitem.get_closest_marker("asyncio") is None:
-        pyfuncitem.funcargs.pop("event_loop_policy", None)
-    return (yield)

@@ -22,9 +22,7 @@ Promises:
 from __future__ import annotations
 
 import dataclasses
-import email.utils
 import logging
-import math
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
@@ -52,6 +50,7 @@ from azure.mgmt.network.aio import NetworkManagementClient
 
 from routectl.errors import ProviderError, ProviderTerminalError, ProviderThrottledError
 from routectl.provider import RequestBudget
+from routectl.ratelimit import parse_retry_after
 from routectl_azure.options import AzureOptions, Credentials
 
 _log = logging.getLogger(__name__)
@@ -264,16 +263,4 @@ def _map_answer(operation: str, exc: HttpResponseError) -> ProviderError:
 def retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds from ``Retry-After`` (delta-seconds, or an HTTP date less the answer's
     ``Date``), or None when there is none or it cannot be read."""
-    value = str(headers.get("Retry-After", "")).strip()
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-            now = email.utils.parsedate_to_datetime(str(headers.get("Date", "")))
-            seconds = (when - now).total_seconds()
-        except (TypeError, ValueError, IndexError):
-            return None
-    return None if math.isnan(seconds) else seconds
+    return parse_retry_after(headers.get("Retry-After"), date=headers.get("Date"))

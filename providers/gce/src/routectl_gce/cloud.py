@@ -31,9 +31,7 @@ import concurrent.futures
 import contextvars
 import dataclasses
 import datetime
-import email.utils
 import json
-import math
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -61,6 +59,7 @@ from google.cloud.compute_v1.services.routes.transports.rest import (
 
 from routectl.errors import ProviderError, ProviderTerminalError, ProviderThrottledError
 from routectl.provider import RequestBudget
+from routectl.ratelimit import parse_retry_after
 from routectl_gce.options import GceOptions
 
 T = TypeVar("T")
@@ -390,16 +389,5 @@ def operation_error(what: str, operation: compute_v1.Operation) -> ProviderError
 def retry_after(headers: Any) -> float | None:
     """Seconds from ``Retry-After`` (delta-seconds, or an HTTP date less the answer's
     ``Date``), or None when there is none or it cannot be read."""
-    value = str(headers.get("Retry-After", "")).strip()
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-            now = email.utils.parsedate_to_datetime(str(headers.get("Date", "")))
-            seconds = (when - now).total_seconds()
-        except (TypeError, ValueError, IndexError):
-            return None
-    return seconds if math.isfinite(seconds) and seconds > 0 else None
+    seconds = parse_retry_after(headers.get("Retry-After"), date=headers.get("Date"))
+    return seconds if seconds is not None and seconds > 0 else None
