@@ -2,9 +2,9 @@
 
 * :mod:`routectl.kube.objects`: pure translation of Kubernetes JSON (``parse_node``, the
   NetworkUnavailable patch, Events, time formats);
-* :mod:`routectl.kube.client`: the API calls, over kubernetes-asyncio (grouped by resource
+* :mod:`routectl.kube.client`: the API calls, plain HTTP over aiohttp (grouped by resource
   in :mod:`~routectl.kube.nodes`, :mod:`~routectl.kube.leases`, :mod:`~routectl.kube.records`
-  on :mod:`~routectl.kube.base`);
+  on :mod:`~routectl.kube.base`), configured by :mod:`~routectl.kube.connection`;
 * :mod:`routectl.kube.transport`: pacing, observation, errors and JSON reading under them;
 * :mod:`routectl.kube.stream`: watch streams split into events.
 """

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator
-from typing import Any
 
 import aiohttp
 
 from routectl.errors import KubeError
-from routectl.kube.base import ApiBase
+from routectl.kube.base import CORE, NETWORKING, STRATEGIC_MERGE, ApiBase
 from routectl.kube.stream import events
 from routectl.kube.transport import JsonObj, error, read_json, translated
 
@@ -39,11 +38,11 @@ class NodeCalls(ApiBase):
         resource_version = ""
         while True:
             with translated("list nodes"):
-                kwargs: dict[str, Any] = {"limit": page_size}
+                query: dict[str, str | int | bool] = {"limit": page_size}
                 if token:
-                    kwargs["_continue"] = token
-                response = await self._core.list_node(
-                    _preload_content=False, _request_timeout=self._timeout(), **kwargs
+                    query["continue"] = token
+                response = await self.api.request(
+                    "GET", f"{CORE}/nodes", query=query, timeout=self._timeout()
                 )
                 page = await read_json(response, what="list nodes")
             page_items = page.get("items") or []
@@ -67,13 +66,17 @@ class NodeCalls(ApiBase):
         KubeError. A clean end (the server's timeout) just returns.
         """
         with translated("watch nodes"):
-            response = await self._core.list_node(
-                watch=True,
-                resource_version=resource_version,
-                allow_watch_bookmarks=True,
-                timeout_seconds=timeout_seconds,
-                _preload_content=False,
-                _request_timeout=aiohttp.ClientTimeout(
+            query: dict[str, str | int | bool] = {
+                "watch": True,
+                "resourceVersion": resource_version,
+                "allowWatchBookmarks": True,
+                "timeoutSeconds": timeout_seconds,
+            }
+            response = await self.api.request(
+                "GET",
+                f"{CORE}/nodes",
+                query=query,
+                timeout=aiohttp.ClientTimeout(
                     sock_connect=self.request_timeout, sock_read=timeout_seconds + 30
                 ),
             )
@@ -87,8 +90,12 @@ class NodeCalls(ApiBase):
         """Strategic-merge PATCH of ``nodes/<name>/status``."""
         what = f"patch status of node {name}"
         with translated(what):
-            response = await self._core.patch_node_status(
-                name, patch, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "PATCH",
+                f"{CORE}/nodes/{name}/status",
+                body=patch,
+                content_type=STRATEGIC_MERGE,
+                timeout=self._timeout(),
             )
             await read_json(response, what=what)
 
@@ -96,16 +103,20 @@ class NodeCalls(ApiBase):
         """Strategic-merge PATCH of ``nodes/<name>`` (its spec); returns the Node."""
         what = f"patch node {name}"
         with translated(what):
-            response = await self._core.patch_node(
-                name, patch, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "PATCH",
+                f"{CORE}/nodes/{name}",
+                body=patch,
+                content_type=STRATEGIC_MERGE,
+                timeout=self._timeout(),
             )
             return await read_json(response, what=what)
 
     async def list_service_cidrs(self) -> list[JsonObj]:
         """Every networking.k8s.io/v1 ServiceCIDR (404 on clusters older than 1.33)."""
         with translated("list servicecidrs"):
-            response = await self._networking.list_service_cidr(
-                _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "GET", f"{NETWORKING}/servicecidrs", timeout=self._timeout()
             )
             page = await read_json(response, what="list servicecidrs")
         found = page.get("items") or []

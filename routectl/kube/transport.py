@@ -7,7 +7,7 @@ lists, status patches or Events never delays a renewal (see :mod:`routectl.lease
 request is reported to a :class:`RequestObserver` (method, code, seconds; and the time it
 waited for a token), for client-go's ``rest_client_*`` metrics.
 
-Promises: every failure of the HTTP library or of kubernetes-asyncio leaves
+Promises: every failure of the HTTP library leaves
 :func:`translated` as a :class:`~routectl.errors.KubeError` (410 as
 :class:`~routectl.errors.ResourceVersionGoneError`), an answer that is not a JSON object
 included; messages never carry the request's headers, so the bearer token cannot leak.
@@ -18,18 +18,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import ssl
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 import aiohttp
 import aiolimiter
 import orjson
-from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
 
+from routectl import __version__
 from routectl.errors import KubeError, ResourceVersionGoneError
-from routectl.redact import DEFAULT
+from routectl.kube.connection import Connection
 
 __all__ = [
     "JsonObj",
@@ -38,9 +38,10 @@ __all__ = [
     "RequestObserver",
     "error",
     "read_json",
-    "register_secrets",
     "translated",
 ]
+
+USER_AGENT = f"routectl/{__version__}"
 
 HTTP_GONE = 410
 JsonObj = dict[str, Any]
@@ -70,22 +71,47 @@ class _Bucket(aiolimiter.AsyncLimiter):
         self._level = round(self._level, 9)
 
 
-class PacedApiClient(client.ApiClient):
-    """kubernetes-asyncio's ApiClient, each request paced and observed."""
+class PacedApiClient:
+    """HTTP to the API server over one aiohttp session, each request paced and observed.
+
+    Bodies go out as JSON (orjson); answers come back as raw aiohttp responses, for
+    :func:`read_json` or a watch's stream. A non-2xx answer is returned, not raised.
+    """
 
     def __init__(
         self,
-        configuration: client.Configuration,
+        connection: Connection,
         *,
         pacing: Pacing | None = None,
         observer: RequestObserver | None = None,
+        pool_size: int = 32,
     ) -> None:
-        super().__init__(configuration=configuration)
+        self._connection = connection
         self._bucket = None if pacing is None else _Bucket(pacing.burst, pacing.burst / pacing.qps)
         self._observer = observer
-        self._host = str(urllib.parse.urlsplit(str(configuration.host)).netloc)
+        self._host = str(urllib.parse.urlsplit(connection.server).netloc)
+        self._pool_size = pool_size
+        self._session: aiohttp.ClientSession | None = None
 
-    async def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            tls: ssl.SSLContext | bool = self._connection.ssl or False
+            connector = aiohttp.TCPConnector(limit=self._pool_size, ssl=tls)
+            self._session = aiohttp.ClientSession(
+                connector=connector, headers={"User-Agent": USER_AGENT}
+            )
+        return self._session
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str | int | bool] | None = None,
+        body: object = None,
+        content_type: str = "application/json",
+        timeout: aiohttp.ClientTimeout,  # noqa: ASYNC109 -- aiohttp's own, per request
+    ) -> aiohttp.ClientResponse:
         """Wait for a token, send, and report the answer's code and time."""
         loop = asyncio.get_running_loop()
         bucket = self._bucket
@@ -95,13 +121,22 @@ class PacedApiClient(client.ApiClient):
             if self._observer is not None:
                 waited = loop.time() - waited_from
                 self._observer.api_rate_limited(method=method, host=self._host, seconds=waited)
+        headers = {"Accept": "application/json"}
+        authorization = await self._connection.authorization()
+        if authorization:
+            headers["Authorization"] = authorization
+        data: bytes | None = None
+        if body is not None:
+            data = orjson.dumps(body)
+            headers["Content-Type"] = content_type
+        params = {k: _query_value(v) for k, v in (query or {}).items()}
+        url = self._connection.server + path
         started, code = loop.time(), "<error>"
         try:
-            response = await super().request(method, url, *args, **kwargs)
+            response = await self._open().request(
+                method, url, params=params, data=data, headers=headers, timeout=timeout
+            )
             code = str(response.status)
-        except ApiException as exc:
-            code = str(exc.status)
-            raise
         finally:
             if self._observer is not None:
                 seconds = loop.time() - started
@@ -109,6 +144,18 @@ class PacedApiClient(client.ApiClient):
                     method=method, host=self._host, code=code, seconds=seconds
                 )
         return response
+
+    async def close(self) -> None:
+        """Close the HTTP session (and its connections)."""
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
+
+
+def _query_value(value: str | int | bool) -> str:  # noqa: FBT001
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def error(status: int, body: bytes, *, what: str) -> KubeError:
@@ -125,13 +172,9 @@ def error(status: int, body: bytes, *, what: str) -> KubeError:
 
 @contextlib.contextmanager
 def translated(what: str) -> Iterator[None]:
-    """Turn the HTTP library's and kubernetes-asyncio's errors into KubeError."""
+    """Turn the HTTP library's errors into KubeError."""
     try:
         yield
-    except ApiException as exc:
-        raw: object = exc.body
-        body = raw if isinstance(raw, bytes) else str(raw or "").encode()
-        raise error(exc.status or 0, body, what=what) from None
     except (aiohttp.ClientError, TimeoutError) as exc:
         raise KubeError(f"{what}: API server unreachable: {type(exc).__name__}") from None
     except (ValueError, TypeError, KeyError, AttributeError, UnicodeError) as exc:
@@ -153,9 +196,3 @@ async def read_json(response: aiohttp.ClientResponse, *, what: str) -> JsonObj:
     if not isinstance(parsed, dict):
         raise KubeError(f"{what}: the answer is not a JSON object")
     return parsed
-
-
-def register_secrets(cfg: client.Configuration) -> None:
-    """Tell the log and Event redaction the API token and client key (by value, any form)."""
-    for value in (cfg.api_key or {}).values():
-        DEFAULT.add(str(value).removeprefix("Bearer ").strip())
