@@ -1,9 +1,12 @@
 """The request budget: one token bucket that every cloud request passes, and the pause.
 
 * :class:`Budget` holds the bucket: ``burst`` tokens refilled at ``qps`` per second
-  (aiolimiter), starting drained, so a replica that just took over adds no burst on top of
-  the calls its predecessor still has counted against the cloud's budget. Over any window
-  of W seconds, the requests it lets through number at most ``burst + qps * W``.
+  (aiolimiter). Over any window of W seconds, the requests it lets through number at most
+  ``burst + qps * W``, and so do the requests of a leader and its successor together: the
+  bucket starts as if drained at the last moment any predecessor may have spent
+  (:meth:`Budget.start_quiet_since`, told by the leader election): full when there was no
+  predecessor, or when it stopped at least ``burst / qps`` seconds ago; drained when
+  nothing is known (no election, or the first use came first).
 * Plugins receive it from their factory (the ``budget`` keyword, see
   :class:`routectl.provider.RequestBudget`) and :meth:`Budget.spend` before *every* HTTP
   request they make: pages, polls and look-ups included. The gate then takes no token of
@@ -86,6 +89,9 @@ class Budget:
         self._wall_clock = wall_clock
         self._observer = observer
         self._bucket: _Bucket | None = None
+        self._quiet_since: float | None = None
+        self._told = False
+        """Told when the last spend before ours was; if not, the bucket starts drained."""
         self._paused_until = 0.0
         self.requests: collections.Counter[str] = collections.Counter()
         """Requests let through, by operation."""
@@ -96,7 +102,11 @@ class Budget:
         loop = asyncio.get_running_loop()
         if self._bucket is None:  # created on first use: aiolimiter binds to the loop
             self._bucket = _Bucket(self.burst, self.burst / self.qps)
-            self._bucket.drain(now=loop.time())
+            now, quiet = loop.time(), self._quiet_since
+            if not self._told:
+                self._bucket.drain(now=now)
+            elif quiet is not None:  # else: nobody spent before us, the bucket starts full
+                self._bucket.drain(now=min(now, quiet))
         # A pause may be extended while we wait: check again after each sleep.
         while (pause := self._paused_until - loop.time()) > _TICK:  # noqa: ASYNC110
             await asyncio.sleep(pause)
@@ -111,6 +121,17 @@ class Budget:
         self._observer.token_wait(seconds=waited)
         self.requests[operation] += 1
         self._observer.request(operation=operation)
+
+    def start_quiet_since(self, moment: float | None) -> None:
+        """Nothing was spent on the cloud's budget since loop time ``moment`` (None: ever).
+
+        The bucket then starts as if drained at ``moment`` (full if that was ``burst / qps``
+        seconds ago or more); without this call it starts drained at its first use. Only
+        the first call before the first :meth:`spend` counts: a bucket in use keeps its
+        level.
+        """
+        if self._bucket is None and not self._told:
+            self._told, self._quiet_since = True, moment
 
     def pause(self, asked: float | None, *, what: str) -> float:
         """Hold every request back for ``asked`` seconds, capped; return the pause granted.

@@ -144,3 +144,16 @@ async def test_graceful_shutdown_exits_zero(cluster: Cluster) -> None:
     cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
     await eventually(lambda: bool(cluster.routes()))
     assert await running.stop() == 0
+
+
+async def test_the_first_listroutes_goes_out_beside_the_first_node_list(cluster: Cluster) -> None:
+    """While the first Node list is still on its way, the routes are listed already; the
+    first sync plans on that listing (one ListRoutes in all) and routes the Node."""
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    cluster.server.hang = True
+    await cluster.start()
+    await eventually(lambda: cluster.cloud.count("list") == 1)
+    assert not cluster.running[0].service.informer.synced.is_set()
+    cluster.server.hang = False
+    await eventually(lambda: cluster.routes() == {("n1", "10.244.1.0/24")})
+    assert cluster.cloud.count("list") == 1

@@ -262,3 +262,24 @@ def test_one_command_sweeps_many_seeds(tmp_path, capsys) -> None:
     assert sweep["totals"] == {"chaos/routectl": dict.fromkeys(INVARIANTS, 0)}
     assert [run["seed"] for run in sweep["runs"]["chaos/routectl"]] == [11, 12]
     assert "2 seeds (11..12)" in capsys.readouterr().out
+
+
+def test_a_leader_killed_right_after_a_burst_leaves_no_burst_to_its_successor() -> None:
+    """Bursts of twice the cloud's burst join at once and the leader is restarted or killed
+    while their creates go out; the successor (whose bucket starts as if drained when its
+    predecessor last could spend) never overruns the cloud's budget, and every Node is
+    routed. The cloud's burst takes longer to refill (40 s) than a Lease lasts (15 s)."""
+    job = Job(
+        scenario="burst-failover",
+        profile="routectl",
+        nodes=10,
+        duration=20 * 60.0,
+        seed=3,
+        cloud=CloudModel(list_latency=0.2, write_latency=1.0, qps=0.5, burst=20),
+        controller_flags=("--route-resync-period=5m",),
+    )
+    result = run_job(job)
+    assert any("leader restarted" in f for f in result.faults), result.faults
+    assert any("leader killed" in f for f in result.faults), result.faults
+    assert result.replicas_started >= 5
+    assert result.invariants == dict.fromkeys(INVARIANTS, 0), (result.invariants, result.faults)
