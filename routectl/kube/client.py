@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from routectl.kube import connection
 from routectl.kube.leases import LeaseCalls
-from routectl.kube.nodes import NodeCalls, NodeListing
+from routectl.kube.nodes import NodeCalls, NodeListing, NodeViews
 from routectl.kube.records import EventCalls, ReviewCalls
 from routectl.kube.transport import PacedApiClient, Pacing, RequestObserver
 
-__all__ = ["KubeClient", "NodeListing", "Pacing", "RequestObserver"]
+__all__ = ["KubeClient", "NodeListing", "NodeViews", "Pacing", "RequestObserver"]
 
 
 class KubeClient(NodeCalls, LeaseCalls, EventCalls, ReviewCalls):

@@ -14,10 +14,12 @@ import aiohttp
 
 from routectl.errors import KubeError
 from routectl.kube.base import CORE, NETWORKING, STRATEGIC_MERGE, ApiBase
+from routectl.kube.decode import NodeEvent, decode_page, node_events
 from routectl.kube.stream import events
-from routectl.kube.transport import JsonObj, error, read_json, translated
+from routectl.kube.transport import JsonObj, error, read_body, read_json, translated
+from routectl.model import NodeView
 
-__all__ = ["NodeCalls", "NodeListing"]
+__all__ = ["NodeCalls", "NodeListing", "NodeViews"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,6 +27,16 @@ class NodeListing:
     """All Nodes at one resourceVersion (every page of a paginated list)."""
 
     items: list[JsonObj]
+    resource_version: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeViews:
+    """All Nodes at one resourceVersion, decoded into what routing reads; ``skipped`` says
+    why each Node that cannot be routed (no name) was left out."""
+
+    nodes: list[NodeView]
+    skipped: list[str]
     resource_version: str
 
 
@@ -57,6 +69,56 @@ class NodeCalls(ApiBase):
             if not token:
                 return NodeListing(items=items, resource_version=resource_version)
 
+    async def list_node_views(self, *, page_size: int = 500) -> NodeViews:
+        """List every Node as :meth:`list_nodes` does, decoding only what routing reads."""
+        nodes: list[NodeView] = []
+        skipped: list[str] = []
+        token = ""
+        resource_version = ""
+        while True:
+            with translated("list nodes"):
+                query: dict[str, str | int | bool] = {"limit": page_size}
+                if token:
+                    query["continue"] = token
+                response = await self.api.request(
+                    "GET", f"{CORE}/nodes", query=query, timeout=self._timeout()
+                )
+                page = decode_page(await read_body(response, what="list nodes"))
+            nodes.extend(page.nodes)
+            skipped.extend(page.skipped)
+            resource_version = page.resource_version or resource_version
+            token = page.continue_token
+            if not token:
+                return NodeViews(nodes=nodes, skipped=skipped, resource_version=resource_version)
+
+    async def watch_node_events(
+        self, *, resource_version: str, timeout_seconds: int
+    ) -> AsyncIterator[NodeEvent]:
+        """:meth:`watch_nodes`, each event decoded into only what routing reads."""
+        with translated("watch nodes"):
+            response = await self._watch(resource_version, timeout_seconds)
+            async with response:
+                if response.status != 200:  # noqa: PLR2004 -- a watch answers 200 or fails
+                    raise error(response.status, await response.read(), what="watch nodes")
+                async for event in node_events(response.content, limit=self.max_event_bytes):
+                    yield event
+
+    async def _watch(self, resource_version: str, timeout_seconds: int) -> aiohttp.ClientResponse:
+        query: dict[str, str | int | bool] = {
+            "watch": True,
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": True,
+            "timeoutSeconds": timeout_seconds,
+        }
+        return await self.api.request(
+            "GET",
+            f"{CORE}/nodes",
+            query=query,
+            timeout=aiohttp.ClientTimeout(
+                sock_connect=self.request_timeout, sock_read=timeout_seconds + 30
+            ),
+        )
+
     async def watch_nodes(
         self, *, resource_version: str, timeout_seconds: int
     ) -> AsyncIterator[JsonObj]:
@@ -66,20 +128,7 @@ class NodeCalls(ApiBase):
         KubeError. A clean end (the server's timeout) just returns.
         """
         with translated("watch nodes"):
-            query: dict[str, str | int | bool] = {
-                "watch": True,
-                "resourceVersion": resource_version,
-                "allowWatchBookmarks": True,
-                "timeoutSeconds": timeout_seconds,
-            }
-            response = await self.api.request(
-                "GET",
-                f"{CORE}/nodes",
-                query=query,
-                timeout=aiohttp.ClientTimeout(
-                    sock_connect=self.request_timeout, sock_read=timeout_seconds + 30
-                ),
-            )
+            response = await self._watch(resource_version, timeout_seconds)
             async with response:
                 if response.status != 200:  # noqa: PLR2004 -- a watch answers 200 or fails
                     raise error(response.status, await response.read(), what="watch nodes")

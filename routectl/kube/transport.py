@@ -37,6 +37,7 @@ __all__ = [
     "Pacing",
     "RequestObserver",
     "error",
+    "read_body",
     "read_json",
     "translated",
 ]
@@ -182,12 +183,18 @@ def translated(what: str) -> Iterator[None]:
         raise KubeError(f"{what}: unexpected answer: {type(exc).__name__}: {exc}") from None
 
 
-async def read_json(response: aiohttp.ClientResponse, *, what: str) -> JsonObj:
-    """The JSON object ``response`` answers; any other answer is a KubeError."""
+async def read_body(response: aiohttp.ClientResponse, *, what: str) -> bytes:
+    """The body of a successful answer; any other answer is a KubeError."""
     async with response:
         body = await response.read()
         if not 200 <= response.status <= 299:  # noqa: PLR2004 -- HTTP success range
             raise error(response.status, body, what=what)
+    return body
+
+
+async def read_json(response: aiohttp.ClientResponse, *, what: str) -> JsonObj:
+    """The JSON object ``response`` answers; any other answer is a KubeError."""
+    body = await read_body(response, what=what)
     try:
         parsed = orjson.loads(body) if body else {}
     except orjson.JSONDecodeError:
