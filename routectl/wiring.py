@@ -185,7 +185,9 @@ def build_service(
     informer = Informer(
         kube=kube,
         store=store,
-        on_change=_feed(changes, queue, watch_mode=settings.watch_mode, ipam=ipam),
+        on_change=_feed(
+            changes, queue, watch_mode=settings.watch_mode, ipam=ipam, nudge=controller.nudge
+        ),
         on_relist=lambda reason: metrics.relists.labels(reason=reason).inc(),
         rng=sources.rng,
         clock=_loop_time,
@@ -217,15 +219,22 @@ def build_service(
 
 
 def _feed(
-    changes: Changes, queue: CoalescingQueue, *, watch_mode: bool, ipam: NodeIpam | None = None
+    changes: Changes,
+    queue: CoalescingQueue,
+    *,
+    watch_mode: bool,
+    ipam: NodeIpam | None = None,
+    nudge: Callable[[], None] = lambda: None,
 ) -> NodeHandler:
-    """The informer's callback: note every change, request a sync for those that matter."""
+    """The informer's callback: note every change, request a sync for those that matter,
+    and tell a sync that is writing (it may take the change on at once)."""
 
     def feed(old: NodeView | None, new: NodeView | None) -> None:
         changes.note(old, new, now=_loop_time())
         echo = ipam.note(old, new) if ipam is not None else False  # routed by the sync in flight
         if watch_mode and needs_sync(old, new) and not echo:
             queue.request(trigger="node_change")
+            nudge()
 
     return feed
 
