@@ -190,14 +190,22 @@ def route(slot: int) -> Route:
 
 def proc_cpu(pid: int) -> float:
     """User + system CPU seconds of ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        raise RuntimeError(f"routectl (pid {pid}) has exited") from None
+    fields = text.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def proc_rss(pid: int) -> tuple[float, float]:
     """(RSS now, peak RSS) of ``pid`` in MB."""
     values = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        raise RuntimeError(f"routectl (pid {pid}) has exited") from None
+    for line in status.splitlines():
         key, _, rest = line.partition(":")
         if key in ("VmRSS", "VmHWM"):
             values[key] = int(rest.split()[0]) / 1024
@@ -397,6 +405,10 @@ async def nodes_n(source: Path | None, n: int, *, rate: float, seconds: float) -
                 await asyncio.sleep(1.0)  # the last ones arrive
                 spent = proc_cpu(child.pid) - before
                 rss, peak = proc_rss(child.pid)
+        except RuntimeError:
+            await child.stop()
+            print("\n".join(child.lines[-30:]), file=sys.stderr)  # noqa: T201
+            raise
         finally:
             await child.stop()
         return {
@@ -448,18 +460,27 @@ def timed(label: str) -> Iterator[None]:
 
 async def run(args: argparse.Namespace, source: Path | None) -> dict[str, Any]:
     results: dict[str, Any] = {"source": str(source or REPO)}
-    with timed("import"):
-        results["import"] = import_cost(source)
-    with timed("start-20"):
-        results["start_20"] = await start_20(source)
-    with timed("burst-5"):
-        results["burst_5"] = await burst_5(source)
+
+    def save() -> None:  # after each part: a later part that fails loses nothing
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+    if not args.only_nodes:
+        with timed("import"):
+            results["import"] = import_cost(source)
+        with timed("start-20"):
+            results["start_20"] = await start_20(source)
+        save()
+        with timed("burst-5"):
+            results["burst_5"] = await burst_5(source)
+        save()
     for n in args.nodes:
         seconds = args.heartbeat_seconds if n <= LARGE else max(10.0, args.heartbeat_seconds / 2)
         with timed(f"nodes-{n}"):
             results[f"nodes_{n}"] = await nodes_n(
                 source, n, rate=args.heartbeat_rate, seconds=seconds
             )
+        save()
     return results
 
 
@@ -474,14 +495,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--heartbeat-rate", type=float, default=50.0)
     parser.add_argument("--heartbeat-seconds", type=float, default=60.0)
-    parser.add_argument("--json", help="write the results here too")
+    parser.add_argument("--json", help="write the results here too (after each part)")
+    parser.add_argument(
+        "--only-nodes", action="store_true", help="only the nodes-N parts (--nodes)"
+    )
     args = parser.parse_args(argv)
     source = Path(args.source).resolve() if args.source else None
     results = asyncio.run(run(args, source))
-    text = json.dumps(results, indent=2)
-    print(text)  # noqa: T201
-    if args.json:
-        Path(args.json).write_text(text + "\n", encoding="utf-8")
+    print(json.dumps(results, indent=2))  # noqa: T201
     return 0
 
 

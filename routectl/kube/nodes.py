@@ -7,6 +7,7 @@ ResourceVersionGoneError).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 
@@ -19,7 +20,11 @@ from routectl.kube.stream import events
 from routectl.kube.transport import JsonObj, error, read_body, read_json, translated
 from routectl.model import NodeView
 
-__all__ = ["NodeCalls", "NodeListing", "NodeViews"]
+__all__ = ["WATCH_GRACE", "NodeCalls", "NodeListing", "NodeViews"]
+
+WATCH_GRACE = 30
+"""Seconds past its ``timeoutSeconds`` after which a watch the server has not ended is
+taken for dead (a half-open connection)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,16 +99,29 @@ class NodeCalls(ApiBase):
     async def watch_node_events(
         self, *, resource_version: str, timeout_seconds: int
     ) -> AsyncIterator[NodeEvent]:
-        """:meth:`watch_nodes`, each event decoded into only what routing reads."""
-        with translated("watch nodes"):
-            response = await self._watch(resource_version, timeout_seconds)
-            async with response:
-                if response.status != 200:  # noqa: PLR2004 -- a watch answers 200 or fails
-                    raise error(response.status, await response.read(), what="watch nodes")
-                async for event in node_events(response.content, limit=self.max_event_bytes):
-                    yield event
+        """:meth:`watch_nodes`, each event decoded into only what routing reads.
 
-    async def _watch(self, resource_version: str, timeout_seconds: int) -> aiohttp.ClientResponse:
+        The whole watch has one deadline (the server's timeout plus :data:`WATCH_GRACE`)
+        rather than a read timeout re-armed on every chunk (a timer per heartbeat): the
+        caller must not await anything else between two events, so that the deadline
+        lands inside this generator (the informer does not).
+        """
+        with translated("watch nodes"):
+            async with asyncio.timeout(timeout_seconds + WATCH_GRACE):
+                response = await self._watch(
+                    resource_version,
+                    timeout_seconds,
+                    limits=aiohttp.ClientTimeout(total=None, sock_connect=self.request_timeout),
+                )
+                async with response:
+                    if response.status != 200:  # noqa: PLR2004 -- a watch answers 200 or fails
+                        raise error(response.status, await response.read(), what="watch nodes")
+                    async for event in node_events(response.content, limit=self.max_event_bytes):
+                        yield event
+
+    async def _watch(
+        self, resource_version: str, timeout_seconds: int, *, limits: aiohttp.ClientTimeout
+    ) -> aiohttp.ClientResponse:
         query: dict[str, str | int | bool] = {
             "watch": True,
             "resourceVersion": resource_version,
@@ -114,9 +132,7 @@ class NodeCalls(ApiBase):
             "GET",
             f"{CORE}/nodes",
             query=query,
-            timeout=aiohttp.ClientTimeout(
-                sock_connect=self.request_timeout, sock_read=timeout_seconds + 30
-            ),
+            timeout=limits,
         )
 
     async def watch_nodes(
@@ -128,7 +144,13 @@ class NodeCalls(ApiBase):
         KubeError. A clean end (the server's timeout) just returns.
         """
         with translated("watch nodes"):
-            response = await self._watch(resource_version, timeout_seconds)
+            response = await self._watch(
+                resource_version,
+                timeout_seconds,
+                limits=aiohttp.ClientTimeout(
+                    sock_connect=self.request_timeout, sock_read=timeout_seconds + WATCH_GRACE
+                ),
+            )
             async with response:
                 if response.status != 200:  # noqa: PLR2004 -- a watch answers 200 or fails
                     raise error(response.status, await response.read(), what="watch nodes")

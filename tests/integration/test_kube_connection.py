@@ -214,3 +214,24 @@ def self_signed() -> tuple[bytes, bytes]:
         serialization.NoEncryption(),
     )
     return pem_key, cert.public_bytes(serialization.Encoding.PEM)
+
+
+async def test_a_watch_the_server_never_ends_is_given_up_past_its_grace(server, tmp_path) -> None:
+    """A Node watch whose answer never comes (a half-open connection) ends with a KubeError
+    WATCH_GRACE seconds after the server should have ended it, not never."""
+    from routectl.kube.nodes import WATCH_GRACE  # noqa: PLC0415
+
+    kube = await KubeClient.connect(
+        kubeconfig=kubeconfig(tmp_path / "kc", server.url, {"token": TOKEN})
+    )
+    loop = asyncio.get_running_loop()
+    try:
+        server.hang = True
+        start = loop.time()
+        with pytest.raises(KubeError, match="watch nodes"):
+            async for _ in kube.watch_node_events(resource_version="1", timeout_seconds=5):
+                pass
+        assert loop.time() - start == pytest.approx(5 + WATCH_GRACE, abs=0.5)
+    finally:
+        server.hang = False
+        await kube.aclose()
