@@ -51,6 +51,8 @@ class Connection:
     server: str
     ssl: ssl.SSLContext | None
     authorization: Credentials
+    server_name: str = ""
+    """The name the server's certificate is checked against, if not the URL's host."""
 
 
 async def load(kubeconfig: str | None) -> Connection:
@@ -123,7 +125,12 @@ def _from_kubeconfig(path: str) -> Connection:
     if not server.startswith(("https://", "http://")):
         raise ConfigError(f"cluster server {server!r} is not an http(s) URL")
     context_ssl = _tls(cluster, user, base) if server.startswith("https://") else None
-    return Connection(server=server.rstrip("/"), ssl=context_ssl, authorization=_user(user, base))
+    return Connection(
+        server=server.rstrip("/"),
+        ssl=context_ssl,
+        authorization=_user(user, base),
+        server_name=str(cluster.get("tls-server-name") or ""),
+    )
 
 
 def _named(document: Mapping[str, Any], section: str, name: str, key: str) -> Mapping[str, Any]:
@@ -249,4 +256,5 @@ def from_configuration(cfg: Any) -> Connection:
         DEFAULT.add(str(value).removeprefix("Bearer ").strip())
         return str(value) if str(value).startswith(("Bearer ", "Basic ")) else f"Bearer {value}"
 
-    return Connection(server=server, ssl=context, authorization=authorization)
+    name = str(getattr(cfg, "tls_server_name", None) or "")
+    return Connection(server=server, ssl=context, authorization=authorization, server_name=name)

@@ -135,7 +135,13 @@ class PacedApiClient:
         started, code = loop.time(), "<error>"
         try:
             response = await self._open().request(
-                method, url, params=params, data=data, headers=headers, timeout=timeout
+                method,
+                url,
+                params=params,
+                data=data,
+                headers=headers,
+                timeout=timeout,
+                server_hostname=self._connection.server_name or None,
             )
             code = str(response.status)
         finally:

@@ -235,3 +235,15 @@ async def test_a_watch_the_server_never_ends_is_given_up_past_its_grace(server, 
     finally:
         server.hang = False
         await kube.aclose()
+
+
+async def test_tls_server_name_is_read(tmp_path) -> None:
+    path = kubeconfig(
+        tmp_path / "kc",
+        "https://10.0.0.1:6443",
+        {"token": TOKEN},
+        **{"tls-server-name": "kubernetes.default.svc", "insecure-skip-tls-verify": False},
+    )
+    found = await conn.load(path)
+    assert found.server_name == "kubernetes.default.svc"
+    assert found.ssl is not None
