@@ -3,10 +3,13 @@
 * :class:`Limiter` is routectl's one token bucket, for cloud requests and API requests
   alike: the arithmetic of :class:`routectl.ratelimit.TokenBucket`, and waiters served
   first come, first served.
-* :class:`Budget` holds a limiter: ``burst`` tokens refilled at ``qps`` per second,
-  starting drained, so a replica that just took over adds no burst on top of
-  the calls its predecessor still has counted against the cloud's budget. Over any window
-  of W seconds, the requests it lets through number at most ``burst + qps * W``.
+* :class:`Budget` holds a limiter: ``burst`` tokens refilled at ``qps`` per second. Over any
+  window of W seconds, the requests it lets through number at most ``burst + qps * W``, and
+  so do the requests of a leader and its successor together: the bucket starts as if
+  drained at the last moment any predecessor may have spent (:meth:`Budget.start_quiet_since`,
+  told by the leader election): full when there was no predecessor, or when it stopped at
+  least ``burst / qps`` seconds ago; drained when nothing is known (no election, or the
+  first use came first).
 * Plugins receive it from their factory (the ``budget`` keyword, see
   :class:`routectl.provider.RequestBudget`) and :meth:`Budget.spend` before *every* HTTP
   request they make: pages, polls and look-ups included. The gate then takes no token of
@@ -87,7 +90,10 @@ class Budget:
         self.qps, self.burst, self.max_pause = qps, burst, max_pause
         self._wall_clock = wall_clock
         self._observer = observer
-        self._bucket = Limiter(qps=qps, burst=burst, full=False)
+        self._bucket = Limiter(qps=qps, burst=burst)
+        self._quiet_since: float | None = None
+        self._told = False
+        """Told when the last spend before ours was; if not, the bucket starts drained."""
         self._paused_until = 0.0
         self.requests: collections.Counter[str] = collections.Counter()
         """Requests let through, by operation."""
@@ -96,6 +102,12 @@ class Budget:
     async def spend(self, operation: str = "request") -> None:
         """Wait out any pause, then for a token; count one request of ``operation``."""
         loop = asyncio.get_running_loop()
+        if not self._bucket.started:
+            now, quiet = loop.time(), self._quiet_since
+            if not self._told:
+                self._bucket.start_empty(at=now)
+            elif quiet is not None:  # else: nobody spent before us, the bucket starts full
+                self._bucket.start_empty(at=min(now, quiet))
         # A pause may be extended while we wait: check again after each sleep.
         while (pause := self._paused_until - loop.time()) > _TICK:  # noqa: ASYNC110
             await asyncio.sleep(pause)
@@ -110,6 +122,17 @@ class Budget:
         self._observer.token_wait(seconds=waited)
         self.requests[operation] += 1
         self._observer.request(operation=operation)
+
+    def start_quiet_since(self, moment: float | None) -> None:
+        """Nothing was spent on the cloud's budget since loop time ``moment`` (None: ever).
+
+        The bucket then starts as if drained at ``moment`` (full if that was ``burst / qps``
+        seconds ago or more); without this call it starts drained at its first use. Only
+        the first call before the first :meth:`spend` counts: a bucket in use keeps its
+        level.
+        """
+        if not self._bucket.started and not self._told:
+            self._told, self._quiet_since = True, moment
 
     def pause(self, asked: float | None, *, what: str) -> float:
         """Hold every request back for ``asked`` seconds, capped; return the pause granted.
@@ -166,6 +189,17 @@ class Limiter:
         self.qps, self.burst, self._full = qps, burst, full
         self._bucket: TokenBucket | None = None
         self._turn = asyncio.Lock()
+
+    @property
+    def started(self) -> bool:
+        """True once the level is set (by the first :meth:`acquire` or :meth:`start_empty`)."""
+        return self._bucket is not None
+
+    def start_empty(self, *, at: float) -> None:
+        """Start empty, as if ``burst`` requests had been made at loop time ``at``: tokens
+        accrue from then. Only before the bucket has started; a bucket in use keeps its level."""
+        if self._bucket is None:
+            self._bucket = TokenBucket(rate=self.qps, burst=self.burst, tokens=0.0, stamp=at)
 
     async def acquire(self) -> None:
         """Wait for a token and take it."""

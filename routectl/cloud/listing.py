@@ -5,6 +5,10 @@
   of syncs costs one ListRoutes, even when they are older than ``max_age`` (then marked
   ``stale``): correctness does not hang on the listing's age, since a create that finds its
   route there already succeeds, and the caller lists again behind its writes.
+* :meth:`ListingCache.prefetch` starts a listing before anyone asks (a new leader's, while
+  its first Node list is still on the way); the next :meth:`ListingCache.get` takes it,
+  fresh or not, instead of listing again, unless it started more than ``max_age`` ago; a
+  failed one fails that ``get``.
 * :meth:`ListingCache.remember` applies a sync's successful deletes and creates to the
   cache. A route routectl created is *synthetic* until the cloud lists it: the cloud's
   name for it is unknown, so a plan that wants to delete one lists afresh first
@@ -16,8 +20,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from routectl.cidr import Network
 from routectl.model import Route
@@ -56,15 +62,33 @@ class ListingCache:
         self._index = RouteIndex()
         self._listed_at = 0.0
         self._synthetic: set[Route] = set()
+        self._early: asyncio.Task[Collection[Route]] | None = None
+        self._early_at = 0.0
         self.owned = 0
+
+    def prefetch(self) -> None:
+        """Start listing now, for the next :meth:`get` (no-op if one is under way, or with
+        ``max_age`` 0: every sync lists for itself then)."""
+        if self._early is None and self._max_age > 0:
+            self._early_at = self._clock()
+            self._early = asyncio.create_task(self._list())
+            self._early.add_done_callback(_retrieved)
+
+    async def _list(self) -> Collection[Route]:
+        return await self._provider.list_routes()
 
     async def get(self, *, fresh: bool) -> Listing:
         """The routes: listed now if ``fresh``, if never listed, or if ``max_age`` is 0;
-        otherwise the cached ones, marked ``stale`` when older than ``max_age``."""
+        otherwise the cached ones, marked ``stale`` when older than ``max_age``. A
+        prefetched listing is taken instead of listing again."""
         now = self._clock()
-        if fresh or self._max_age <= 0 or self._routes is None:
-            routes = list(await self._provider.list_routes())
-            self._routes, self._index, self._listed_at = routes, RouteIndex(routes), now
+        if self._early is not None and now - self._early_at > self._max_age:
+            self.cancel()  # started too long ago (the Node list took that long): list anew
+        if self._early is not None or fresh or self._max_age <= 0 or self._routes is None:
+            early, self._early = self._early, None
+            listed_at = now if early is None else self._early_at
+            routes = list(await (early if early is not None else self._list()))
+            self._routes, self._index, self._listed_at = routes, RouteIndex(routes), listed_at
             self._synthetic.clear()
             self.owned = sum(self._owns(r) for r in routes)
             return Listing(routes=list(routes), index=self._index, fresh=True)
@@ -74,6 +98,12 @@ class ListingCache:
     def invalidate(self) -> None:
         """Forget the cached routes: the next :meth:`get` lists afresh."""
         self._routes = None
+
+    def cancel(self) -> None:
+        """Drop a prefetch under way (the leader stops)."""
+        if self._early is not None:
+            self._early.cancel()
+            self._early = None
 
     def must_relist(self, plan: Plan) -> bool:
         """True if ``plan`` deletes a route whose cloud name is unknown (we made it)."""
@@ -102,3 +132,10 @@ class ListingCache:
 
     def _owns(self, route: Route) -> bool:
         return is_responsible(route.destination_cidr, self._cluster_cidrs)
+
+
+def _retrieved(task: asyncio.Task[Collection[Route]]) -> None:
+    """Read a prefetch's failure, so an unused one is not reported as never retrieved."""
+    if not task.cancelled():
+        with contextlib.suppress(BaseException):
+            task.exception()

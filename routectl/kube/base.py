@@ -1,27 +1,30 @@
-"""What every group of API calls shares: the API client, the typed APIs and the timeout.
+"""What every group of API calls shares: the paced HTTP client and the timeout.
 
-Promises: every request carries a timeout (the library sets none by default); responses are
-read raw (``_preload_content=False``, parsed with orjson by :mod:`routectl.kube.transport`).
+Promises: every request carries a timeout; answers are read raw (parsed with orjson by
+:mod:`routectl.kube.transport`, or decoded into compact records by :mod:`routectl.kube.nodes`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import aiohttp
-from kubernetes_asyncio import client
 
 from routectl.kube.stream import MAX_EVENT_BYTES
+from routectl.kube.transport import PacedApiClient
 
 __all__ = ["ApiBase"]
 
+CORE = "/api/v1"
+COORDINATION = "/apis/coordination.k8s.io/v1"
+NETWORKING = "/apis/networking.k8s.io/v1"
+STRATEGIC_MERGE = "application/strategic-merge-patch+json"
+
 
 class ApiBase:
-    """The API client and the typed APIs the calls go through."""
+    """The paced HTTP client the calls go through."""
 
     def __init__(
         self,
-        api: client.ApiClient,
+        api: PacedApiClient,
         *,
         request_timeout: float = 30.0,
         max_event_bytes: int = MAX_EVENT_BYTES,
@@ -29,13 +32,6 @@ class ApiBase:
         self.api = api
         self.request_timeout = request_timeout
         self.max_event_bytes = max_event_bytes
-        # Typed as Any: with _preload_content=False these return raw aiohttp responses,
-        # not the models their signatures promise.
-        self._core: Any = client.CoreV1Api(api)
-        self._coordination: Any = client.CoordinationV1Api(api)
-        self._authentication: Any = client.AuthenticationV1Api(api)
-        self._authorization: Any = client.AuthorizationV1Api(api)
-        self._networking: Any = client.NetworkingV1Api(api)
 
     def _timeout(self, total: float | None = None) -> aiohttp.ClientTimeout:
         return aiohttp.ClientTimeout(total=total or self.request_timeout)

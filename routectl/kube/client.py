@@ -1,8 +1,9 @@
-"""The Kubernetes API client: the few calls routectl makes, over kubernetes-asyncio.
+"""The Kubernetes API client: the few calls routectl makes, as plain HTTP over aiohttp.
 
-Configuration and authentication are kubernetes-asyncio's (kubeconfig or in-cluster,
-token rotation included). Responses are read raw (``_preload_content=False``) and parsed
-with orjson: the typed models cost 0.4-0.8 ms per Node, far too much at scale. Every
+Configuration and authentication are read by :mod:`routectl.kube.connection` (kubeconfig
+or in-cluster, token rotation included) without kubernetes-asyncio's generated client,
+whose import alone costs seconds of CPU and some 40 MB. Responses are parsed with orjson
+(Nodes into compact records): the typed models cost 0.4-0.8 ms per Node. Every
 request carries a timeout (the library sets none by default), and every failure leaves
 this module as a :class:`~routectl.errors.KubeError` (see :mod:`routectl.kube.transport`,
 which also paces and observes each request; watch streams are framed by
@@ -12,15 +13,13 @@ which also paces and observes each request; watch streams are framed by
 
 from __future__ import annotations
 
-from kubernetes_asyncio import client, config
-
-from routectl.errors import ConfigError
+from routectl.kube import connection
 from routectl.kube.leases import LeaseCalls
-from routectl.kube.nodes import NodeCalls, NodeListing
+from routectl.kube.nodes import NodeCalls, NodeListing, NodeViews
 from routectl.kube.records import EventCalls, ReviewCalls
-from routectl.kube.transport import PacedApiClient, Pacing, RequestObserver, register_secrets
+from routectl.kube.transport import PacedApiClient, Pacing, RequestObserver
 
-__all__ = ["KubeClient", "NodeListing", "Pacing", "RequestObserver"]
+__all__ = ["KubeClient", "NodeListing", "NodeViews", "Pacing", "RequestObserver"]
 
 
 class KubeClient(NodeCalls, LeaseCalls, EventCalls, ReviewCalls):
@@ -39,18 +38,7 @@ class KubeClient(NodeCalls, LeaseCalls, EventCalls, ReviewCalls):
 
         ``pacing`` limits the requests (None: unlimited); ``observer`` hears of each.
         """
-        cfg = client.Configuration()
-        try:
-            if kubeconfig:
-                await config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
-            else:
-                config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
-        except Exception as exc:  # noqa: BLE001 -- any malformed file: one line, exit 2
-            where = f"--kubeconfig {kubeconfig}" if kubeconfig else "in-cluster configuration"
-            detail = " ".join(str(exc).split()) or type(exc).__name__
-            raise ConfigError(f"{where}: cannot load Kubernetes configuration: {detail}") from None
-        register_secrets(cfg)
-        api = PacedApiClient(cfg, pacing=pacing, observer=observer)
+        api = PacedApiClient(await connection.load(kubeconfig), pacing=pacing, observer=observer)
         return cls(api, request_timeout=request_timeout)
 
     async def aclose(self) -> None:

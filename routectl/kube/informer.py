@@ -15,6 +15,9 @@
   without a failure do. A 410 that a relist does not cure is said once per streak at
   WARNING, with its cause, and makes the informer unhealthy until a watch holds.
 * Every change is handed to ``on_change(old, new)`` synchronously; callbacks must be cheap.
+* Nodes arrive decoded into only what routing reads (:mod:`routectl.kube.decode`); a
+  watch event that changes none of it (a kubelet heartbeat) builds nothing and leaves the
+  store as it was.
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ import logging
 import random
 import types
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from routectl.errors import InvalidObjectError, KubeError, ResourceVersionGoneError
-from routectl.kube import NodeListing, parse_node
+from routectl.kube import NodeEvent, NodeViews, same, view_of
 from routectl.model import NodeView
 from routectl.ratelimit import backoff_delay
 
@@ -39,11 +42,11 @@ NodeHandler = Callable[[NodeView | None, NodeView | None], None]
 class NodeSource(Protocol):
     """Where Nodes come from: the API client's list and watch (a fake in unit tests)."""
 
-    async def list_nodes(self) -> NodeListing: ...
+    async def list_node_views(self) -> NodeViews: ...
 
-    def watch_nodes(
+    def watch_node_events(
         self, *, resource_version: str, timeout_seconds: int
-    ) -> AsyncIterator[dict[str, Any]]: ...
+    ) -> AsyncIterator[NodeEvent]: ...
 
 
 WATCH_TIMEOUT_RANGE = (300, 600)
@@ -97,12 +100,8 @@ class NodeStore:
         return changes
 
 
-def _parse(raw: Any) -> NodeView | None:
-    try:
-        return parse_node(raw)
-    except InvalidObjectError as exc:
-        logger.warning("Skipping a Node that cannot be read: %s", exc)
-        return None
+def _skip(problem: str) -> None:
+    logger.warning("Skipping a Node that cannot be read: %s", problem)
 
 
 class Informer:
@@ -208,8 +207,10 @@ class Informer:
         return delay
 
     async def _list(self) -> str:
-        listing = await self.kube.list_nodes()
-        views = [view for view in map(_parse, listing.items) if view is not None]
+        listing = await self.kube.list_node_views()
+        for problem in listing.skipped:
+            _skip(problem)
+        views = listing.nodes
         first = not self.synced.is_set()
         changes = self.store.replace(views)
         for old, new in changes:
@@ -227,7 +228,7 @@ class Informer:
         with no event (client-go's "very short watch"), a failure of the streak."""
         timeout = self._rng.randrange(*WATCH_TIMEOUT_RANGE)
         started, events = self._clock(), 0
-        async for event in self.kube.watch_nodes(
+        async for event in self.kube.watch_node_events(
             resource_version=self.resource_version or "", timeout_seconds=timeout
         ):
             self.healthy = True
@@ -235,21 +236,34 @@ class Informer:
             self.resource_version = self._handle(event) or self.resource_version
         return bool(events) or self._clock() - started >= SHORT_WATCH
 
-    def _handle(self, event: dict[str, Any]) -> str | None:
+    def _handle(self, event: NodeEvent) -> str | None:
         """Apply one watch event to the store; return its resourceVersion."""
-        kind, obj = event.get("type"), event.get("object") or {}
-        metadata = obj.get("metadata")
-        metadata = metadata if isinstance(metadata, dict) else {}
-        version = metadata.get("resourceVersion")
+        kind = event.type
         if kind in ("ADDED", "MODIFIED"):
-            view = _parse(obj)
+            view = self._view(event)
             if view is not None:
                 old = self.store.upsert(view)
                 if old != view:
                     self._on_change(old, view)
         elif kind == "DELETED":
-            name = str(metadata.get("name", ""))
-            old = self.store.remove(name)
+            old = self.store.remove(event.name)
             if old is not None:
                 self._on_change(old, None)
-        return str(version) if version else None
+        return event.resource_version or None
+
+    def _view(self, event: NodeEvent) -> NodeView | None:
+        """The event's Node, or None when it changes nothing routing reads (built nothing
+        then) or cannot be read (said)."""
+        record = event.record
+        if record is None:
+            if event.problem:
+                _skip(event.problem)
+            return event.view
+        old = self.store.get(event.name)
+        if old is not None and same(old, record):
+            return None
+        try:
+            return view_of(record)
+        except InvalidObjectError as exc:
+            _skip(str(exc))
+            return None

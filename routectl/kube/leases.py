@@ -7,10 +7,9 @@ someone was faster, or the resourceVersion is old).
 from __future__ import annotations
 
 from http import HTTPStatus
-from typing import Any
 
 from routectl.errors import KubeError
-from routectl.kube.base import ApiBase
+from routectl.kube.base import COORDINATION, ApiBase
 from routectl.kube.transport import JsonObj, read_json, translated
 
 __all__ = ["LeaseCalls"]
@@ -22,8 +21,8 @@ class LeaseCalls(ApiBase):
     async def get_lease(self, namespace: str, name: str) -> JsonObj | None:
         """Read a Lease; None if it does not exist."""
         with translated("get lease"):
-            response = await self._coordination.read_namespaced_lease(
-                name, namespace, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "GET", _path(namespace, name), timeout=self._timeout()
             )
             try:
                 return await read_json(response, what="get lease")
@@ -35,8 +34,8 @@ class LeaseCalls(ApiBase):
     async def create_lease(self, namespace: str, lease: JsonObj) -> JsonObj:
         """Create a Lease (409 AlreadyExists if someone was faster)."""
         with translated("create lease"):
-            response = await self._coordination.create_namespaced_lease(
-                namespace, lease, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "POST", _path(namespace), body=lease, timeout=self._timeout()
             )
             return await read_json(response, what="create lease")
 
@@ -44,8 +43,8 @@ class LeaseCalls(ApiBase):
         """Replace a Lease; its resourceVersion makes this optimistic (409 Conflict)."""
         name = lease["metadata"]["name"]
         with translated("update lease"):
-            response = await self._coordination.replace_namespaced_lease(
-                name, namespace, lease, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "PUT", _path(namespace, name), body=lease, timeout=self._timeout()
             )
             return await read_json(response, what="update lease")
 
@@ -57,11 +56,14 @@ class LeaseCalls(ApiBase):
         token: str | None = None
         while True:
             with translated("list leases"):
-                kwargs: dict[str, Any] = {"limit": page_size, "label_selector": label_selector}
+                query: dict[str, str | int | bool] = {
+                    "limit": page_size,
+                    "labelSelector": label_selector,
+                }
                 if token:
-                    kwargs["_continue"] = token
-                response = await self._coordination.list_namespaced_lease(
-                    namespace, _preload_content=False, _request_timeout=self._timeout(), **kwargs
+                    query["continue"] = token
+                response = await self.api.request(
+                    "GET", _path(namespace), query=query, timeout=self._timeout()
                 )
                 page = await read_json(response, what="list leases")
             found = page.get("items") or []
@@ -75,7 +77,12 @@ class LeaseCalls(ApiBase):
     async def delete_lease(self, namespace: str, name: str) -> None:
         """Delete a Lease (404 if it is gone already)."""
         with translated("delete lease"):
-            response = await self._coordination.delete_namespaced_lease(
-                name, namespace, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "DELETE", _path(namespace, name), timeout=self._timeout()
             )
             await read_json(response, what="delete lease")
+
+
+def _path(namespace: str, name: str = "") -> str:
+    leases = f"{COORDINATION}/namespaces/{namespace}/leases"
+    return f"{leases}/{name}" if name else leases

@@ -7,19 +7,25 @@ ResourceVersionGoneError).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from http import HTTPStatus
-from typing import Any
 
 import aiohttp
 
 from routectl.errors import KubeError
-from routectl.kube.base import ApiBase
+from routectl.kube.base import CORE, NETWORKING, STRATEGIC_MERGE, ApiBase
+from routectl.kube.decode import NodeEvent, decode_page, node_events
 from routectl.kube.stream import events
-from routectl.kube.transport import JsonObj, error, read_json, translated
+from routectl.kube.transport import JsonObj, error, read_body, read_json, translated
+from routectl.model import NodeView
 
-__all__ = ["NodeCalls", "NodeListing"]
+__all__ = ["WATCH_GRACE", "NodeCalls", "NodeListing", "NodeViews"]
+
+WATCH_GRACE = 30
+"""Seconds past its ``timeoutSeconds`` after which a watch the server has not ended is
+taken for dead (a half-open connection)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,6 +33,16 @@ class NodeListing:
     """All Nodes at one resourceVersion (every page of a paginated list)."""
 
     items: list[JsonObj]
+    resource_version: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeViews:
+    """All Nodes at one resourceVersion, decoded into what routing reads; ``skipped`` says
+    why each Node that cannot be routed (no name) was left out."""
+
+    nodes: list[NodeView]
+    skipped: list[str]
     resource_version: str
 
 
@@ -40,11 +56,11 @@ class NodeCalls(ApiBase):
         resource_version = ""
         while True:
             with translated("list nodes"):
-                kwargs: dict[str, Any] = {"limit": page_size}
+                query: dict[str, str | int | bool] = {"limit": page_size}
                 if token:
-                    kwargs["_continue"] = token
-                response = await self._core.list_node(
-                    _preload_content=False, _request_timeout=self._timeout(), **kwargs
+                    query["continue"] = token
+                response = await self.api.request(
+                    "GET", f"{CORE}/nodes", query=query, timeout=self._timeout()
                 )
                 page = await read_json(response, what="list nodes")
             page_items = page.get("items") or []
@@ -59,6 +75,67 @@ class NodeCalls(ApiBase):
             if not token:
                 return NodeListing(items=items, resource_version=resource_version)
 
+    async def list_node_views(self, *, page_size: int = 500) -> NodeViews:
+        """List every Node as :meth:`list_nodes` does, decoding only what routing reads."""
+        nodes: list[NodeView] = []
+        skipped: list[str] = []
+        token = ""
+        resource_version = ""
+        while True:
+            with translated("list nodes"):
+                query: dict[str, str | int | bool] = {"limit": page_size}
+                if token:
+                    query["continue"] = token
+                response = await self.api.request(
+                    "GET", f"{CORE}/nodes", query=query, timeout=self._timeout()
+                )
+                page = decode_page(await read_body(response, what="list nodes"))
+            nodes.extend(page.nodes)
+            skipped.extend(page.skipped)
+            resource_version = page.resource_version or resource_version
+            token = page.continue_token
+            if not token:
+                return NodeViews(nodes=nodes, skipped=skipped, resource_version=resource_version)
+
+    async def watch_node_events(
+        self, *, resource_version: str, timeout_seconds: int
+    ) -> AsyncIterator[NodeEvent]:
+        """:meth:`watch_nodes`, each event decoded into only what routing reads.
+
+        The whole watch has one deadline (the server's timeout plus :data:`WATCH_GRACE`)
+        rather than a read timeout re-armed on every chunk (a timer per heartbeat): the
+        caller must not await anything else between two events, so that the deadline
+        lands inside this generator (the informer does not).
+        """
+        with translated("watch nodes"):
+            async with asyncio.timeout(timeout_seconds + WATCH_GRACE):
+                response = await self._watch(
+                    resource_version,
+                    timeout_seconds,
+                    limits=aiohttp.ClientTimeout(total=None, sock_connect=self.request_timeout),
+                )
+                async with response:
+                    if response.status != 200:  # noqa: PLR2004 -- a watch answers 200 or fails
+                        raise error(response.status, await response.read(), what="watch nodes")
+                    async for event in node_events(response.content, limit=self.max_event_bytes):
+                        yield event
+
+    async def _watch(
+        self, resource_version: str, timeout_seconds: int, *, limits: aiohttp.ClientTimeout
+    ) -> aiohttp.ClientResponse:
+        query: dict[str, str | int | bool] = {
+            "watch": True,
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": True,
+            "timeoutSeconds": timeout_seconds,
+        }
+        return await self.api.request(
+            "GET",
+            f"{CORE}/nodes",
+            query=query,
+            timeout=limits,
+        )
+
     async def watch_nodes(
         self, *, resource_version: str, timeout_seconds: int
     ) -> AsyncIterator[JsonObj]:
@@ -68,14 +145,11 @@ class NodeCalls(ApiBase):
         KubeError. A clean end (the server's timeout) just returns.
         """
         with translated("watch nodes"):
-            response = await self._core.list_node(
-                watch=True,
-                resource_version=resource_version,
-                allow_watch_bookmarks=True,
-                timeout_seconds=timeout_seconds,
-                _preload_content=False,
-                _request_timeout=aiohttp.ClientTimeout(
-                    sock_connect=self.request_timeout, sock_read=timeout_seconds + 30
+            response = await self._watch(
+                resource_version,
+                timeout_seconds,
+                limits=aiohttp.ClientTimeout(
+                    sock_connect=self.request_timeout, sock_read=timeout_seconds + WATCH_GRACE
                 ),
             )
             async with response:
@@ -88,8 +162,12 @@ class NodeCalls(ApiBase):
         """Strategic-merge PATCH of ``nodes/<name>/status``."""
         what = f"patch status of node {name}"
         with translated(what):
-            response = await self._core.patch_node_status(
-                name, patch, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "PATCH",
+                f"{CORE}/nodes/{name}/status",
+                body=patch,
+                content_type=STRATEGIC_MERGE,
+                timeout=self._timeout(),
             )
             await read_json(response, what=what)
 
@@ -97,16 +175,20 @@ class NodeCalls(ApiBase):
         """Strategic-merge PATCH of ``nodes/<name>`` (its spec); returns the Node."""
         what = f"patch node {name}"
         with translated(what):
-            response = await self._core.patch_node(
-                name, patch, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "PATCH",
+                f"{CORE}/nodes/{name}",
+                body=patch,
+                content_type=STRATEGIC_MERGE,
+                timeout=self._timeout(),
             )
             return await read_json(response, what=what)
 
     async def list_service_cidrs(self) -> list[JsonObj]:
         """Every networking.k8s.io/v1 ServiceCIDR (404 on clusters older than 1.33)."""
         with translated("list servicecidrs"):
-            response = await self._networking.list_service_cidr(
-                _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "GET", f"{NETWORKING}/servicecidrs", timeout=self._timeout()
             )
             page = await read_json(response, what="list servicecidrs")
         found = page.get("items") or []

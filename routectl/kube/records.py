@@ -6,7 +6,7 @@ TokenReview's or SubjectAccessReview's answer is its status (empty when it has n
 
 from __future__ import annotations
 
-from routectl.kube.base import ApiBase
+from routectl.kube.base import CORE, STRATEGIC_MERGE, ApiBase
 from routectl.kube.transport import JsonObj, read_json, translated
 
 __all__ = ["EventCalls", "ReviewCalls"]
@@ -19,24 +19,28 @@ class EventCalls(ApiBase):
         """Create a core/v1 Event in its namespace (409 AlreadyExists if the name is taken)."""
         namespace = event["metadata"]["namespace"]
         with translated("create event"):
-            response = await self._core.create_namespaced_event(
-                namespace, event, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "POST", _events(namespace), body=event, timeout=self._timeout()
             )
             return await read_json(response, what="create event")
 
     async def get_event(self, namespace: str, name: str) -> JsonObj:
         """Read a core/v1 Event."""
         with translated("get event"):
-            response = await self._core.read_namespaced_event(
-                name, namespace, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "GET", _events(namespace, name), timeout=self._timeout()
             )
             return await read_json(response, what="get event")
 
     async def patch_event(self, namespace: str, name: str, patch: JsonObj) -> JsonObj:
         """Strategic-merge PATCH of a core/v1 Event (client-go's correlator's update)."""
         with translated("patch event"):
-            response = await self._core.patch_namespaced_event(
-                name, namespace, patch, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "PATCH",
+                _events(namespace, name),
+                body=patch,
+                content_type=STRATEGIC_MERGE,
+                timeout=self._timeout(),
             )
             return await read_json(response, what="patch event")
 
@@ -48,8 +52,11 @@ class ReviewCalls(ApiBase):
         """POST a TokenReview of ``token``; the review's status."""
         body = _review("authentication.k8s.io/v1", "TokenReview", {"token": token})
         with translated("review token"):
-            response = await self._authentication.create_token_review(
-                body, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "POST",
+                "/apis/authentication.k8s.io/v1/tokenreviews",
+                body=body,
+                timeout=self._timeout(),
             )
             return _status(await read_json(response, what="review token"))
 
@@ -57,8 +64,11 @@ class ReviewCalls(ApiBase):
         """POST a SubjectAccessReview of ``spec``; the review's status."""
         body = _review("authorization.k8s.io/v1", "SubjectAccessReview", spec)
         with translated("review access"):
-            response = await self._authorization.create_subject_access_review(
-                body, _preload_content=False, _request_timeout=self._timeout()
+            response = await self.api.request(
+                "POST",
+                "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                body=body,
+                timeout=self._timeout(),
             )
             return _status(await read_json(response, what="review access"))
 
@@ -72,3 +82,8 @@ def _status(review: JsonObj) -> JsonObj:
     """A review's answer: its status, empty when it has none."""
     status = review.get("status")
     return status if isinstance(status, dict) else {}
+
+
+def _events(namespace: str, name: str = "") -> str:
+    events = f"{CORE}/namespaces/{namespace}/events"
+    return f"{events}/{name}" if name else events

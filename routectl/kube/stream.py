@@ -16,7 +16,7 @@ import orjson
 from routectl.errors import KubeError
 from routectl.kube.transport import JsonObj, error
 
-__all__ = ["MAX_EVENT_BYTES", "events", "lines"]
+__all__ = ["MAX_EVENT_BYTES", "events", "lines", "watch_event"]
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 """The largest watch event accepted; far above etcd's object limit (1.5 MiB by default)."""
@@ -26,7 +26,7 @@ async def events(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[
     """The watch events of ``content``, blank lines skipped."""
     async for line in lines(content, limit=limit):
         if line.strip():
-            yield _watch_event(line)
+            yield watch_event(line)
 
 
 async def lines(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[bytes]:
@@ -56,7 +56,8 @@ def _too_large(limit: int) -> KubeError:
     return KubeError(f"watch nodes: an event is larger than {limit} bytes; not read")
 
 
-def _watch_event(line: bytes) -> JsonObj:
+def watch_event(line: bytes) -> JsonObj:
+    """One event line read with orjson; KubeError if malformed or an ERROR event."""
     try:
         event = orjson.loads(line)
     except orjson.JSONDecodeError:

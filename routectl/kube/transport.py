@@ -7,7 +7,7 @@ lists, status patches or Events never delays a renewal (see :mod:`routectl.proce
 request is reported to a :class:`RequestObserver` (method, code, seconds; and the time it
 waited for a token), for client-go's ``rest_client_*`` metrics.
 
-Promises: every failure of the HTTP library or of kubernetes-asyncio leaves
+Promises: every failure of the HTTP library leaves
 :func:`translated` as a :class:`~routectl.errors.KubeError` (410 as
 :class:`~routectl.errors.ResourceVersionGoneError`), an answer that is not a JSON object
 included; messages never carry the request's headers, so the bearer token cannot leak.
@@ -18,19 +18,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import ssl
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from http import HTTPStatus
 from typing import Any, Protocol
 
 import aiohttp
 import orjson
-from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
 
+from routectl import __version__
 from routectl.cloud.budget import Limiter
 from routectl.errors import KubeError, ResourceVersionGoneError
-from routectl.observe.redact import DEFAULT
+from routectl.kube.connection import Connection
 
 __all__ = [
     "JsonObj",
@@ -38,11 +38,12 @@ __all__ = [
     "Pacing",
     "RequestObserver",
     "error",
+    "read_body",
     "read_json",
-    "register_secrets",
     "translated",
 ]
 
+USER_AGENT = f"routectl/{__version__}"
 JsonObj = dict[str, Any]
 
 
@@ -62,22 +63,47 @@ class RequestObserver(Protocol):
     def api_rate_limited(self, *, method: str, host: str, seconds: float) -> None: ...
 
 
-class PacedApiClient(client.ApiClient):
-    """kubernetes-asyncio's ApiClient, each request paced and observed."""
+class PacedApiClient:
+    """HTTP to the API server over one aiohttp session, each request paced and observed.
+
+    Bodies go out as JSON (orjson); answers come back as raw aiohttp responses, for
+    :func:`read_json` or a watch's stream. A non-2xx answer is returned, not raised.
+    """
 
     def __init__(
         self,
-        configuration: client.Configuration,
+        connection: Connection,
         *,
         pacing: Pacing | None = None,
         observer: RequestObserver | None = None,
+        pool_size: int = 32,
     ) -> None:
-        super().__init__(configuration=configuration)
+        self._connection = connection
         self._bucket = None if pacing is None else Limiter(qps=pacing.qps, burst=pacing.burst)
         self._observer = observer
-        self._host = str(urllib.parse.urlsplit(str(configuration.host)).netloc)
+        self._host = str(urllib.parse.urlsplit(connection.server).netloc)
+        self._pool_size = pool_size
+        self._session: aiohttp.ClientSession | None = None
 
-    async def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            tls: ssl.SSLContext | bool = self._connection.ssl or False
+            connector = aiohttp.TCPConnector(limit=self._pool_size, ssl=tls)
+            self._session = aiohttp.ClientSession(
+                connector=connector, headers={"User-Agent": USER_AGENT}
+            )
+        return self._session
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str | int | bool] | None = None,
+        body: object = None,
+        content_type: str = "application/json",
+        timeout: aiohttp.ClientTimeout,  # noqa: ASYNC109 -- aiohttp's own, per request
+    ) -> aiohttp.ClientResponse:
         """Wait for a token, send, and report the answer's code and time."""
         loop = asyncio.get_running_loop()
         bucket = self._bucket
@@ -87,13 +113,28 @@ class PacedApiClient(client.ApiClient):
             if self._observer is not None:
                 waited = loop.time() - waited_from
                 self._observer.api_rate_limited(method=method, host=self._host, seconds=waited)
+        headers = {"Accept": "application/json"}
+        authorization = await self._connection.authorization()
+        if authorization:
+            headers["Authorization"] = authorization
+        data: bytes | None = None
+        if body is not None:
+            data = orjson.dumps(body)
+            headers["Content-Type"] = content_type
+        params = {k: _query_value(v) for k, v in (query or {}).items()}
+        url = self._connection.server + path
         started, code = loop.time(), "<error>"
         try:
-            response = await super().request(method, url, *args, **kwargs)
+            response = await self._open().request(
+                method,
+                url,
+                params=params,
+                data=data,
+                headers=headers,
+                timeout=timeout,
+                server_hostname=self._connection.server_name or None,
+            )
             code = str(response.status)
-        except ApiException as exc:
-            code = str(exc.status)
-            raise
         finally:
             if self._observer is not None:
                 seconds = loop.time() - started
@@ -101,6 +142,18 @@ class PacedApiClient(client.ApiClient):
                     method=method, host=self._host, code=code, seconds=seconds
                 )
         return response
+
+    async def close(self) -> None:
+        """Close the HTTP session (and its connections)."""
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
+
+
+def _query_value(value: str | int | bool) -> str:  # noqa: FBT001
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def error(status: int, body: bytes, *, what: str) -> KubeError:
@@ -117,13 +170,9 @@ def error(status: int, body: bytes, *, what: str) -> KubeError:
 
 @contextlib.contextmanager
 def translated(what: str) -> Iterator[None]:
-    """Turn the HTTP library's and kubernetes-asyncio's errors into KubeError."""
+    """Turn the HTTP library's errors into KubeError."""
     try:
         yield
-    except ApiException as exc:
-        raw: object = exc.body
-        body = raw if isinstance(raw, bytes) else str(raw or "").encode()
-        raise error(exc.status or 0, body, what=what) from None
     except (aiohttp.ClientError, TimeoutError) as exc:
         raise KubeError(f"{what}: API server unreachable: {type(exc).__name__}") from None
     except (ValueError, TypeError, KeyError, AttributeError, UnicodeError) as exc:
@@ -131,12 +180,18 @@ def translated(what: str) -> Iterator[None]:
         raise KubeError(f"{what}: unexpected answer: {type(exc).__name__}: {exc}") from None
 
 
-async def read_json(response: aiohttp.ClientResponse, *, what: str) -> JsonObj:
-    """The JSON object ``response`` answers; any other answer is a KubeError."""
+async def read_body(response: aiohttp.ClientResponse, *, what: str) -> bytes:
+    """The body of a successful answer; any other answer is a KubeError."""
     async with response:
         body = await response.read()
         if not 200 <= response.status <= 299:  # noqa: PLR2004 -- HTTP success range
             raise error(response.status, body, what=what)
+    return body
+
+
+async def read_json(response: aiohttp.ClientResponse, *, what: str) -> JsonObj:
+    """The JSON object ``response`` answers; any other answer is a KubeError."""
+    body = await read_body(response, what=what)
     try:
         parsed = orjson.loads(body) if body else {}
     except orjson.JSONDecodeError:
@@ -145,9 +200,3 @@ async def read_json(response: aiohttp.ClientResponse, *, what: str) -> JsonObj:
     if not isinstance(parsed, dict):
         raise KubeError(f"{what}: the answer is not a JSON object")
     return parsed
-
-
-def register_secrets(cfg: client.Configuration) -> None:
-    """Tell the log and Event redaction the API token and client key (by value, any form)."""
-    for value in (cfg.api_key or {}).values():
-        DEFAULT.add(str(value).removeprefix("Bearer ").strip())

@@ -83,6 +83,9 @@ class LeaderElector:
         self.lease_seconds = max(1, int(settings.lease_duration))
         """What the Lease says (whole seconds, truncated as client-go does)."""
         self.is_leader = False
+        self.quiet_since: float | None = None
+        """Set on acquiring: the loop time after which no predecessor can have spent the
+        cloud's budget (None: there was none); see :mod:`routectl.cloud.budget`."""
         self._rng = rng
         self._now = wall_clock
         self._observed: tuple[Any, ...] | None = None
@@ -214,6 +217,8 @@ class LeaderElector:
         valid = self._observed_at + float(spec.get("leaseDurationSeconds") or 0) > self._loop_time()
         if holder and holder != s.identity and valid:
             return False
+        if not self.is_leader:
+            self.quiet_since = self._predecessor_gone(holder, spec)
         if holder != s.identity:
             spec = spec | {
                 "acquireTime": now,
@@ -253,6 +258,7 @@ class LeaderElector:
                 "leaseTransitions": 0,
             },
         }
+        self.quiet_since = None  # no Lease: no leader before us
         try:
             self._lease = await self.kube.create_lease(s.namespace, lease)
         except KubeError as exc:
@@ -260,6 +266,23 @@ class LeaderElector:
                 return False
             raise
         return True
+
+    def _predecessor_gone(self, holder: str, spec: dict[str, Any]) -> float:
+        """When the holder of the Lease we are taking can last have spent (loop time).
+
+        A Lease handed back (no holder) was released after its holder stopped: it stopped
+        before we saw that record. A holder that stopped renewing stops working within its
+        renew deadline of its last renewal, which is before we saw it, and which is shorter
+        than the lease duration; the one that is ourselves (a restart with the same
+        identity) is taken as spending until now or later.
+        """
+        if not holder:
+            return self._observed_at
+        duration = float(spec.get("leaseDurationSeconds") or self.lease_seconds)
+        gone = self._observed_at + duration
+        if holder == self.settings.identity:
+            gone = max(gone, self._loop_time())
+        return gone
 
     def _note(self, spec: dict[str, Any]) -> None:
         """Remember when the record last changed, by our own clock (client-go's rule)."""

@@ -109,7 +109,15 @@ class Service:
     async def _leader(self) -> None:
         if self.settings.leader_elect:
             await self.elector.acquire()
-        await self.informer.synced.wait()
+            # The burst is ours unless a predecessor may still have it counted.
+            self.provider.budget.start_quiet_since(self.elector.quiet_since)
+        # The first ListRoutes goes out beside the first Node list, not after it.
+        self.controller.listing.prefetch()
+        try:
+            await self.informer.synced.wait()
+        except BaseException:
+            self.controller.listing.cancel()
+            raise
         self.leading = True
         self.metrics.leader.set(1)
         try:

@@ -265,7 +265,8 @@ def build_service(
 def _feed(
     changes: Changes, queue: CoalescingQueue, *, watch_mode: bool, ipam: NodeIpam | None = None
 ) -> NodeHandler:
-    """The informer's callback: note every change, request a sync for those that matter."""
+    """The informer's callback: note every change, request a sync for those that matter (a
+    sync that is writing hears of the request on the queue, and may take the change on)."""
 
     def feed(old: NodeView | None, new: NodeView | None) -> None:
         changes.note(old, new, now=_loop_time())

@@ -17,7 +17,13 @@ A sync (:meth:`Controller.sync`):
 5. withholds mass deletes (:mod:`routectl.plan.guard`);
 6. applies the plan, per route or batched (:mod:`routectl.sync.apply`), remembering its own
    writes in the cached listing, and writes each Node's NetworkUnavailable where it must
-   change the moment that Node's own routes are settled (:mod:`routectl.sync.condition_stream`).
+   change the moment that Node's own routes are settled (:mod:`routectl.sync.condition_stream`);
+7. while it writes (watch mode, per-route writes, no node IPAM), takes on the Node changes
+   that arrive meanwhile: each is planned over its scope against the cached listing and
+   written at once, beside the sync's own writes, when it races none of them
+   (:mod:`routectl.sync.sidework`: only creates, other Nodes, other destinations); a change it
+   cannot take waits for the next sync, which the change has asked for already. A Node of
+   a burst is then ready one write after it arrives, not after the writes in flight.
 
 Anything that failed makes the sync raise :class:`~routectl.errors.SyncFailedError` (an
 exception group of every failed call and write), and the changes go back for the next
@@ -47,6 +53,7 @@ from routectl.sync.apply import Applied, CreateDone, apply_batch, apply_routes
 from routectl.sync.changes import Changes, Dirty
 from routectl.sync.condition_stream import ConditionStream
 from routectl.sync.queue import Batch, CoalescingQueue
+from routectl.sync.sidework import Claims
 
 logger = logging.getLogger("routectl.controller")
 
@@ -98,20 +105,28 @@ class Controller:
         self.syncs = 0
         self.last: Planned | None = None
         self._guard_tripped = False
+        self._side_taken: list[Dirty] = []
+        self.side_plans = 0
+        """Side plans accepted and written beside a running sync (for tests and metrics)."""
 
     async def sync(self, batch: Batch) -> None:
         """Run one sync; raises SyncFailedError (or a provider/kube error) if anything failed."""
         started, outcome = self.clock(), "error"
         trigger = "node_change" if batch.triggers - {"periodic"} else "periodic"
         dirty = self.changes.take()
+        self._side_taken = []
+        self.queue.arrived.clear()  # what asked for this sync is in ``dirty`` already
         try:
             fresh = batch.fresh_listing or not self.settings.watch_mode
             changed = await self._reconcile(dirty, fresh=fresh)
             outcome = "changed" if changed else "noop"
         except BaseException:
-            self.changes.restore(dirty)
+            # Side plans' changes go back too: planning them again costs a plan, no call.
+            for taken in (dirty, *self._side_taken):
+                self.changes.restore(taken)
             raise
         finally:
+            self._side_taken = []
             self.syncs += 1
             self.metrics.syncs.labels(trigger=trigger, outcome=outcome).inc()
             self.metrics.sync_duration.observe(self.clock() - started)
@@ -236,8 +251,9 @@ class Controller:
             self.queue.request_after(delay, key=IPAM_WAKE, fresh_listing=wake.fresh)
 
     async def _carry_out(self, work: Planned, result: Plan) -> Applied:
-        """Apply ``result``, each Node's condition written as soon as its routes are settled;
-        raise SyncFailedError if any call or write failed."""
+        """Apply ``result``, each Node's condition written as soon as its routes are settled,
+        taking on side plans meanwhile; raise SyncFailedError if any call or write failed."""
+        sides: list[tuple[Applied, ConditionStream]] = []
         stream: ConditionStream | None = None
         try:
             async with asyncio.TaskGroup() as group:
@@ -245,7 +261,15 @@ class Controller:
                     status=self.status, nodes=work.nodes, plan=result, group=group, clock=self.clock
                 )
                 stream.open()
-                applied = await self._apply(result, stream.create_done)
+                taker = None
+                if self._takes_side_work():
+                    claims = Claims(plan=result, nodes=work.nodes)
+                    taker = group.create_task(self._take_side_work(claims, group, sides))
+                try:
+                    applied = await self._apply(result, stream.create_done)
+                finally:
+                    if taker is not None:
+                        taker.cancel()  # it only waits and plans; the side writes go on
                 self.listing.remember(
                     deleted=applied.deleted, created=[c.route for c in applied.created]
                 )
@@ -254,12 +278,78 @@ class Controller:
                     if deleted:
                         self._wake_ipam(self.ipam.routes_deleted(deleted))
         finally:
-            if stream is not None:
-                self._routed(stream.ready)
+            for each in (stream, *(s for _, s in sides)):
+                if each is not None:
+                    self._routed(each.ready)
+        for side, side_stream in sides:
+            applied.created.extend(side.created)
+            applied.failed.extend(side.failed)
+            applied.errors.extend(side.errors)
+            stream.errors.extend(side_stream.errors)
         errors: list[RoutectlError] = [*applied.errors, *stream.errors]
         if errors:
             raise SyncFailedError(_summary(applied, errors), errors)
         return applied
+
+    def _takes_side_work(self) -> bool:
+        """Side plans need scoped planning (watch mode), per-route writes (a batch writes
+        a whole table) and no allocation step (node IPAM plans CIDRs in the sync)."""
+        s = self.settings
+        batched = s.batch_writes and batch_capable(self.provider)
+        return s.watch_mode and self.ipam is None and not batched
+
+    async def _take_side_work(
+        self,
+        claims: Claims,
+        group: asyncio.TaskGroup,
+        sides: list[tuple[Applied, ConditionStream]],
+    ) -> None:
+        """Until cancelled: plan the changes that arrive and start writing each side plan
+        that races nothing claimed; give the others back for the next sync."""
+        more = self.queue.arrived  # set by every request the informer makes meanwhile
+        while True:
+            await more.wait()
+            more.clear()
+            if self.changes.needs_full:
+                continue
+            dirty = self.changes.take()
+            if not dirty.names:
+                self.changes.restore(dirty)
+                continue
+            listing = await self.listing.get(fresh=False)
+            nodes, routes = scope(
+                changed=dirty.names,
+                nodes=self.store.mapping(),
+                claims=self.changes.claims,
+                routes=listing.index,
+                changed_cidrs=dirty.cidrs,
+            )
+            result = plan(nodes=nodes, routes=routes, cluster_cidrs=self.settings.cluster_cidrs)
+            if not claims.admit(result, nodes):
+                self.changes.restore(dirty)  # the next sync's, which is queued already
+                continue
+            self._side_taken.append(dirty)
+            self.side_plans += 1
+            group.create_task(self._side_write(result, nodes, group, sides))
+
+    async def _side_write(
+        self,
+        result: Plan,
+        nodes: Sequence[NodeView],
+        group: asyncio.TaskGroup,
+        sides: list[tuple[Applied, ConditionStream]],
+    ) -> None:
+        """Write one side plan (creates only), conditions streamed as for the sync's own."""
+        await self.status.report_problems(result, nodes, full=False)
+        stream = ConditionStream(
+            status=self.status, nodes=nodes, plan=result, group=group, clock=self.clock
+        )
+        stream.open()
+        applied = await apply_routes(
+            result, provider=self.provider, on_create_done=stream.create_done
+        )
+        self.listing.remember(deleted=(), created=[c.route for c in applied.created])
+        sides.append((applied, stream))
 
     async def _apply(self, result: Plan, done: CreateDone) -> Applied:
         if not result.empty and self.settings.batch_writes and batch_capable(self.provider):

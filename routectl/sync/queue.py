@@ -199,6 +199,9 @@ class CoalescingQueue:
     ) -> None:
         self.state = QueueState(batch_window=batch_window, min_interval=min_interval)
         self._changed = asyncio.Event()
+        self.arrived = asyncio.Event()
+        """Set by every :meth:`request`: a sync that is writing may clear it and wait on it
+        to take on, beside its writes, the changes that arrive (the sync's side plans)."""
         self._closed = False
         self._observer: QueueObserver = observer or _Unobserved()
 
@@ -212,6 +215,7 @@ class CoalescingQueue:
         if not was_dirty:
             self._observer.added()
         self._changed.set()
+        self.arrived.set()
 
     def retry_after(self, delay: float, *, trigger: str = "retry") -> None:
         """Ask for a sync no sooner than ``delay`` seconds from now."""

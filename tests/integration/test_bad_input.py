@@ -338,7 +338,7 @@ async def test_rejected_credentials_are_not_ready_with_a_clear_error(
     cluster: Cluster, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     """A kubeconfig token the API server rejects (401) keeps readiness false with the 401,
-    backs off, and makes no cloud call."""
+    backs off, and makes no cloud call but the one early ListRoutes."""
     async with FakeApiServer(token="the-right-token") as server:  # noqa: S106 -- a test token
         server.kubeconfig(tmp_path / "kubeconfig")
         config = json.loads((tmp_path / "kubeconfig").read_text())
@@ -354,7 +354,7 @@ async def test_rejected_credentials_are_not_ready_with_a_clear_error(
         lists = [r for r in server.requests if r.path == "/api/v1/nodes"]
         assert 3 <= len(lists) <= 12
         assert logged(caplog, "Node informer: list nodes: 401 Unauthorized")
-        assert cluster.cloud.calls == []
+        assert [call.operation for call in cluster.cloud.calls] == ["list"]
         running.task.cancel()
         await asyncio.gather(running.task, return_exceptions=True)
 
@@ -370,7 +370,8 @@ async def test_unreachable_api_server_at_start_waits_and_recovers(
     cluster: Cluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     """With nothing listening at the API server's address the service stays up, not ready,
-    backs off, makes no cloud call, and works once the server appears."""
+    backs off, makes no cloud call but the one early ListRoutes, and works once the server
+    appears."""
     port = free_port()
     cluster.server.url = f"http://127.0.0.1:{port}"
     cluster.server.kubeconfig(cluster.kubeconfig)
@@ -381,7 +382,7 @@ async def test_unreachable_api_server_at_start_waits_and_recovers(
     assert running.service.ready() == (False, "informer has not listed Nodes yet")
     assert "list nodes: API server unreachable" in running.service.informer.last_error
     assert 3 <= len(logged(caplog, "Node informer: list nodes: API server unreachable")) <= 12
-    assert cluster.cloud.calls == []
+    assert [call.operation for call in cluster.cloud.calls] == ["list"]  # the early one only
     runner = web.AppRunner(cluster.server.build_app(), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()

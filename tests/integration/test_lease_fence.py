@@ -52,3 +52,49 @@ async def test_fence_follows_the_lease(tmp_path: Path) -> None:
                 fence.admit(timeout=5.0, what="create")
         finally:
             await kube.aclose()
+
+
+async def test_a_new_leader_learns_when_its_predecessor_can_last_have_spent(
+    tmp_path: Path,
+) -> None:
+    """The first holder had no predecessor; one taking over a dead holder's Lease learns
+    that holder stopped at most a lease duration after its last renewal was seen; one
+    taking a released Lease learns the holder stopped before the release was seen."""
+    async with FakeApiServer() as server:
+        server.kubeconfig(tmp_path / "kubeconfig")
+        kube = await KubeClient.connect(kubeconfig=str(tmp_path / "kubeconfig"))
+        loop = asyncio.get_running_loop()
+
+        def elector(identity: str) -> LeaderElector:
+            return LeaderElector(
+                kube=kube,
+                settings=ElectionSettings(
+                    namespace="kube-system", name="routectl", identity=identity
+                ),
+                rng=random.Random(1),
+                wall_clock=EPOCH_CLOCK,
+                fence=Fence(open_=False),
+            )
+
+        try:
+            a, b, c = elector("a"), elector("b"), elector("c")
+            await a.acquire()
+            assert a.quiet_since is None  # created the Lease: nobody led before
+            holding = asyncio.create_task(a.hold())
+            await asyncio.sleep(5)
+            holding.cancel()  # "a" dies without a word
+            died = loop.time()
+            await b.acquire()  # waits out a's lease
+            assert b.quiet_since is not None
+            assert died - 2.0 <= b.quiet_since - 15.0 <= died  # a's last renewal was seen
+            assert b.quiet_since <= loop.time()
+            await b.release()
+            released = loop.time()
+            await asyncio.sleep(20)
+            await c.acquire()
+            assert c.quiet_since is not None
+            # c saw the released record only now: it cannot know how long ago that was
+            # (the holder's clock is not ours), so it counts from now.
+            assert released < loop.time() - 0.5 <= c.quiet_since <= loop.time()
+        finally:
+            await kube.aclose()

@@ -169,3 +169,43 @@ async def test_outcomes_at_the_default_level_and_sync_detail_at_v4(
     assert any(m.startswith("Sync plan: ") and "1 to create, 0 to delete" in m for m in debug)
     assert "Sync applied: 1 created, 0 deleted, 0 failed" in debug
     assert "Sync applied: 0 created, 1 deleted, 0 failed" in debug
+async def test_the_first_listroutes_goes_out_beside_the_first_node_list(cluster: Cluster) -> None:
+    """While the first Node list is still on its way, the routes are listed already; the
+    first sync plans on that listing (one ListRoutes in all) and routes the Node."""
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    cluster.server.hang = True
+    await cluster.start()
+    await eventually(lambda: cluster.cloud.count("list") == 1)
+    assert not cluster.running[0].service.informer.synced.is_set()
+    cluster.server.hang = False
+    await eventually(lambda: cluster.routes() == {("n1", "10.244.1.0/24")})
+    assert cluster.cloud.count("list") == 1
+
+
+async def test_a_burst_of_nodes_is_ready_one_write_after_each_arrives(cluster: Cluster) -> None:
+    """Five Nodes a few milliseconds apart: the first starts a sync, the other four arrive
+    while its create is in flight and are written beside it, not after it; every Node is
+    ready about one cloud write (1 s) after it arrived, and one sync did it all."""
+    running = await cluster.start()
+    cluster.server.create_node(node_object("n0", "10.244.0.0/24"))
+    await eventually(lambda: cluster.condition("n0") == ("False", "RouteCreated"))
+    await asyncio.sleep(30)  # the budget's burst is back
+    loop = asyncio.get_running_loop()
+    arrived: dict[str, float] = {}
+    ready: dict[str, float] = {}
+    syncs = running.service.controller.syncs
+    for i in range(1, 6):
+        cluster.server.create_node(node_object(f"n{i}", f"10.244.{i}.0/24"))
+        arrived[f"n{i}"] = loop.time()
+        await asyncio.sleep(0.005)
+    while len(ready) < 5:
+        for name in arrived:
+            if name not in ready and cluster.condition(name) == ("False", "RouteCreated"):
+                ready[name] = loop.time()
+        await asyncio.sleep(0.01)
+    waits = {name: ready[name] - arrived[name] for name in arrived}
+    assert all(wait <= 1.15 for wait in waits.values()), waits
+    assert running.service.controller.side_plans >= 1
+    assert running.service.controller.syncs - syncs <= 2  # the burst's sync, and a no-op
+    assert len(cluster.routes()) == 6
+    assert cluster.cloud.count("create") == 6  # one call per route: nothing written twice

@@ -290,3 +290,22 @@ def test_same_seed_gives_the_same_numbers_for_every_profile(tmp_path) -> None:
     first, again = outputs
     assert first["profiles"]["upstream-periodic"]["throttled"] > 0  # calls were held back
     assert first == again
+def test_a_leader_killed_right_after_a_burst_leaves_no_burst_to_its_successor() -> None:
+    """Bursts of twice the cloud's burst join at once and the leader is restarted or killed
+    while their creates go out; the successor (whose bucket starts as if drained when its
+    predecessor last could spend) never overruns the cloud's budget, and every Node is
+    routed. The cloud's burst takes longer to refill (40 s) than a Lease lasts (15 s)."""
+    job = Job(
+        scenario="burst-failover",
+        profile="routectl",
+        nodes=10,
+        duration=20 * 60.0,
+        seed=3,
+        cloud=CloudModel(list_latency=0.2, write_latency=1.0, qps=0.5, burst=20),
+        controller_flags=("--route-resync-period=5m",),
+    )
+    result = run_job(job)
+    assert any("leader restarted" in f for f in result.faults), result.faults
+    assert any("leader killed" in f for f in result.faults), result.faults
+    assert result.replicas_started >= 5
+    assert result.invariants == dict.fromkeys(INVARIANTS, 0), (result.invariants, result.faults)

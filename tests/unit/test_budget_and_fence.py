@@ -104,3 +104,66 @@ async def test_a_fence_cuts_writes_to_the_lease_and_refuses_near_its_end() -> No
     fence.revoke()
     with pytest.raises(WriteFencedError):
         fence.admit(timeout=30.0, what="create")
+
+
+async def spend_times(made: Budget, count: int) -> list[float]:
+    loop = asyncio.get_running_loop()
+    times: list[float] = []
+    for _ in range(count):
+        await made.spend("create")
+        times.append(loop.time())
+    return times
+
+
+async def test_without_news_of_a_predecessor_the_bucket_starts_drained() -> None:
+    made, _ = budget(qps=2.0, burst=5)
+    start = asyncio.get_running_loop().time()
+    times = await spend_times(made, 3)
+    assert [t - start for t in times] == pytest.approx([0.5, 1.0, 1.5])
+
+
+async def test_with_no_predecessor_the_burst_is_there_at_once() -> None:
+    """The first leader of a Lease (or after a long quiet) has its whole burst."""
+    made, _ = budget(qps=2.0, burst=5)
+    made.start_quiet_since(None)
+    start = asyncio.get_running_loop().time()
+    times = await spend_times(made, 7)
+    assert [t - start for t in times] == pytest.approx([0, 0, 0, 0, 0, 0.5, 1.0])
+
+
+async def test_a_recent_predecessor_leaves_only_what_has_refilled_since() -> None:
+    """Quiet for 1 s at qps 2: two tokens are back, the rest refill at qps."""
+    made, _ = budget(qps=2.0, burst=5)
+    now = asyncio.get_running_loop().time()
+    made.start_quiet_since(now - 1.0)
+    made.start_quiet_since(None)  # only the first word counts
+    times = await spend_times(made, 3)
+    assert [t - now for t in times] == pytest.approx([0, 0, 0.5])
+
+
+async def test_a_predecessor_that_may_spend_until_later_leaves_a_drained_bucket() -> None:
+    made, _ = budget(qps=2.0, burst=5)
+    now = asyncio.get_running_loop().time()
+    made.start_quiet_since(now + 30.0)
+    times = await spend_times(made, 1)
+    assert times[0] - now == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.7, 1.3, 2.5, 10.0])
+async def test_a_leader_and_its_successor_together_stay_within_the_budget(gap: float) -> None:
+    """The predecessor spends its burst and more, stops; the successor starts ``gap``
+    seconds later with the predecessor's stop as its quiet moment: any window of the two
+    together holds at most burst + qps x W requests, so the cloud never throttles."""
+    loop = asyncio.get_running_loop()
+    before, _ = budget(qps=2.0, burst=5)
+    before.start_quiet_since(None)
+    first = await spend_times(before, 8)
+    stopped = loop.time()
+    await asyncio.sleep(gap)
+    after, _ = budget(qps=2.0, burst=5)
+    after.start_quiet_since(stopped)
+    times = first + await spend_times(after, 8)
+    for start in times:
+        for window in (0.0, 0.5, 1.0, 3.0, 10.0):
+            inside = sum(1 for t in times if start <= t <= start + window + 1e-9)
+            assert inside <= 5 + 2 * window + 1e-6, (start, window, times)

@@ -7,11 +7,15 @@ import random
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 import pytest
 
 from routectl.errors import KubeError
 from routectl.kube import NodeListing
 from routectl.kube.informer import Informer, NodeStore
+from routectl.kube.informer import Informer, NodeStore
+from routectl.kube import NodeEvent, NodeViews
+from routectl.kube.decode import decode_event
 
 pytestmark = pytest.mark.looptime
 
@@ -27,19 +31,19 @@ class ScriptedSource:
     def __init__(self) -> None:
         self.watched_from: list[str] = []
 
-    async def list_nodes(self) -> NodeListing:
+    async def list_node_views(self) -> NodeViews:
         """An empty cluster at resourceVersion 10."""
-        return NodeListing(items=[], resource_version="10")
+        return NodeViews(nodes=[], skipped=[], resource_version="10")
 
-    async def watch_nodes(
+    async def watch_node_events(
         self, *, resource_version: str, timeout_seconds: int
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[NodeEvent]:
         """Replay like an API server would: every event after ``resource_version``."""
         self.watched_from.append(resource_version)
         history = [event("ADDED", "gone", 11), event("DELETED", "gone", 12)]
         for item in history:
             if int(item["object"]["metadata"]["resourceVersion"]) > int(resource_version):
-                yield item
+                yield decode_event(orjson.dumps(item))
         if len(self.watched_from) == 1:
             raise KubeError("watch nodes: API server unreachable: ClientPayloadError")
         await asyncio.sleep(3600)

@@ -11,6 +11,11 @@ from routectl.cloud.listing import ListingCache
 from routectl.model import Route
 from routectl.plan.reconcile import Plan
 from routectl.testing import FakeCloud, FakeProvider
+from routectl.errors import ProviderError
+from routectl.cloud.listing import ListingCache
+from routectl.model import Route
+from routectl.plan.reconcile import Plan
+from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 
 pytestmark = pytest.mark.looptime
 CLUSTER_CIDRS = (ip_network("10.244.0.0/16"),)
@@ -84,3 +89,61 @@ async def test_a_route_we_made_must_be_listed_before_it_is_deleted() -> None:
     assert listing.must_relist(Plan(deletes=(made,)))
     await listing.get(fresh=True)
     assert not listing.must_relist(Plan(deletes=(made,)))
+
+
+async def test_a_prefetch_lists_once_and_the_next_get_takes_it() -> None:
+    """A listing started early (beside the first Node list) answers the first get, fresh
+    or not, without a second ListRoutes; later gets behave as before."""
+    cloud = FakeCloud(CloudSettings(list_latency=0.2))
+    cloud.add_route("c", route("a", "10.244.1.0/24"))
+    listing = cache(cloud)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    listing.prefetch()
+    listing.prefetch()  # one under way is enough
+    await asyncio.sleep(0.15)
+    first = await listing.get(fresh=True)
+    assert loop.time() - start == pytest.approx(0.2)  # waited only for the rest of it
+    assert first.fresh
+    assert [r.destination_cidr for r in first.routes] == ["10.244.1.0/24"]
+    assert cloud.count("list") == 1
+    assert not (await listing.get(fresh=False)).fresh
+    assert cloud.count("list") == 1
+
+
+async def test_a_failed_prefetch_fails_the_get_that_takes_it_and_no_other() -> None:
+    cloud = FakeCloud()
+    cloud.fail_next("list", Fault(error=ProviderError("503")), times=1)
+    listing = cache(cloud)
+    listing.prefetch()
+    with pytest.raises(ProviderError):
+        await listing.get(fresh=True)
+    assert (await listing.get(fresh=True)).fresh
+
+
+async def test_a_prefetch_nobody_takes_can_be_dropped() -> None:
+    cloud = FakeCloud(CloudSettings(list_latency=5.0))
+    listing = cache(cloud)
+    listing.prefetch()
+    await asyncio.sleep(1)
+    listing.cancel()
+    await asyncio.sleep(10)
+    assert (await listing.get(fresh=False)).fresh
+    assert cloud.count("list") == 2
+
+
+async def test_a_prefetch_older_than_max_age_is_not_planned_on() -> None:
+    """A prefetch that waited long for its taker (the API server was down) is dropped and
+    the taker lists anew; with max_age 0 nothing is prefetched at all."""
+    cloud = FakeCloud()
+    listing = cache(cloud, max_age=60.0)
+    listing.prefetch()
+    await asyncio.sleep(61)
+    cloud.add_route("c", route("late", "10.244.9.0/24"))
+    taken = await listing.get(fresh=True)
+    assert [r.target_node for r in taken.routes] == ["late"]
+    assert cloud.count("list") == 2
+    upstream = cache(cloud, max_age=0)
+    upstream.prefetch()
+    await asyncio.sleep(1)
+    assert cloud.count("list") == 2

@@ -12,6 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from routectl.cli.flags import parse_run_flags
 from routectl_sim.profiles import IPAM_SCENARIOS, SCENARIOS, profile_flags
+from routectl.cli.flags import parse_run_flags
+from routectl_sim.profiles import ELECTED, IPAM_SCENARIOS, SCENARIOS, profile_flags
 from routectl_sim.report import (
     budget_notes,
     by_scenario,
@@ -29,7 +31,7 @@ from routectl_sim.runner import CloudModel, Job, Result, run_jobs
 def scenarios_of(choice: str) -> list[str]:
     """``all``: every route scenario but chaos; ``ipam``: every node IPAM scenario."""
     if choice == "all":
-        return [s for s in SCENARIOS if s != "chaos"]
+        return [s for s in SCENARIOS if s not in ELECTED]
     if choice == "ipam":
         return list(IPAM_SCENARIOS)
     return [choice]

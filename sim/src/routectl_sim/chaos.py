@@ -4,8 +4,10 @@ Until ``duration - quiet``, a fault is injected every one to four simulated minu
 on the Kubernetes side dropped and expired watches, 5xx answers, slow (hanging) answers,
 an outage of minutes; on the cloud side 5xx, throttling with retry-after, timeouts, calls
 that time out although they succeeded, a quota hit for two minutes; and the leader
-replica is killed (no lease release) so another must take over. Nodes are replaced all
-along. Listings lag a few seconds behind writes for the whole run (eventual consistency).
+replica is killed (no lease release) so another must take over, also right after a burst
+of Nodes joined at once (:func:`burst_failover`: the successor must not spend a second
+burst on top of the one its predecessor spent). Nodes are replaced all along. Listings
+lag a few seconds behind writes for the whole run (eventual consistency).
 The quiet period (one backoff cap plus one resync, and a margin) lets the cloud converge.
 """
 
@@ -20,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from routectl.errors import ProviderError, ProviderThrottledError
 from routectl.testing import Fault
 from routectl_sim.pool import Pool
-from routectl_sim.workload import Sim, join
+from routectl_sim.workload import MAX_SLOTS, Sim, join
 
 Injector = Callable[[Sim, Pool], Awaitable[str]]
 
@@ -82,6 +84,25 @@ async def _failover(sim: Sim, pool: Pool) -> str:
     return "leader killed"
 
 
+async def burst_failover(sim: Sim, pool: Pool) -> str:
+    """Twice the cloud burst of Nodes join at once (pod CIDRs set), and while their creates
+    go out the leader is restarted (it finishes, hands the Lease back, and the standby takes
+    over at once) or killed (the standby waits the Lease out): either way, the successor
+    must not spend a burst on top of the one its predecessor just spent."""
+    start = max(sim.names.values(), default=-1) + 1
+    slots = range(start, min(start + 2 * pool.settings.cloud_burst, MAX_SLOTS))
+    for slot in slots:
+        name = f"node-{slot:05d}-b"
+        sim.register(slot, name)
+        sim.assign(name)
+    await asyncio.sleep(sim.rng.uniform(0.2, 2.0))
+    if sim.rng.random() < 0.5:  # noqa: PLR2004 -- a fair coin
+        await pool.kill_leader()
+        return f"{len(slots)} Nodes joined at once, leader killed"
+    await pool.restart_leader()
+    return f"{len(slots)} Nodes joined at once, leader restarted"
+
+
 FAULTS: tuple[Injector, ...] = (
     _watch_drop,
     _watch_expire,
@@ -99,6 +120,7 @@ FAULTS: tuple[Injector, ...] = (
     _cloud_fault(lambda sim: Fault(hang_after_success=True), "lost answer"),
     _cloud_quota,
     _failover,
+    burst_failover,
 )
 
 
@@ -144,16 +166,24 @@ async def _churn(sim: Sim, rng: random.Random) -> None:
         task.add_done_callback(joining.discard)
 
 
-async def run_chaos(sim: Sim, pool: Pool, *, seed: int, until: float, injected: list[str]) -> None:
+async def run_chaos(
+    sim: Sim,
+    pool: Pool,
+    *,
+    seed: int,
+    until: float,
+    injected: list[str],
+    only: Injector | None = None,
+) -> None:
     """Churn and inject the seed's faults until loop time ``until``, noting each in
-    ``injected`` as ``"<time>s <description>"``."""
+    ``injected`` as ``"<time>s <description>"``; ``only``: that fault at each time."""
     churn_rng = random.Random(f"chaos-churn-{seed}")  # noqa: S311 -- a seeded simulation
     churn = asyncio.create_task(_churn(sim, churn_rng))
     try:
         for injection in timeline(seed, start=sim.now(), until=until):
             await asyncio.sleep(max(0.0, injection.at - sim.now()))
             own = dataclasses.replace(sim, rng=random.Random(injection.seed))  # noqa: S311
-            text = await FAULTS[injection.fault](own, pool)
+            text = await (only or FAULTS[injection.fault])(own, pool)
             injected.append(f"{injection.at:.0f}s {text}")
             sim.recorder.faulted(sim.now())
     finally:

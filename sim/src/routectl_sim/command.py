@@ -43,7 +43,8 @@ def add_simulate(commands: Any) -> None:
         "--scenario",
         choices=[*SCENARIOS, *IPAM_SCENARIOS, *GROUPS],
         default="all",
-        help="one scenario; all: every route scenario but chaos; ipam: the node IPAM ones "
+        help="one scenario; all: every route scenario but chaos and burst-failover; "
+        "ipam: the node IPAM ones "
         "(ipam-join, ipam-churn, ipam-exhaustion), where Nodes register without pod CIDRs and "
         "the profile's allocator gives them one: KCM's beside the route controller "
         "(kcm+upstream-periodic, kcm+upstream-watch, kcm+routectl) or routectl's own "

@@ -182,6 +182,15 @@ class Pool:
                     await replica.task
                 return
 
+    async def restart_leader(self) -> None:
+        """Stop the leading replica gracefully (it releases the Lease); the supervisor
+        starts another after a pause."""
+        for replica in self.replicas:
+            if replica.service.leading:
+                replica.service.stopping.set()
+                await asyncio.gather(replica.task, return_exceptions=True)
+                return
+
     async def stop(self) -> None:
         """Stop every replica gracefully."""
         if self._supervisor is not None:

@@ -40,8 +40,13 @@ SCENARIOS = (
     "drift",
     "single-join",
     "chaos",
+    "burst-failover",
 )
-"""The route workloads of :mod:`routectl_sim.workload` (named here: importing is cheap)."""
+"""The route workloads of :mod:`routectl_sim.workload` (named here: importing is cheap);
+``chaos`` and ``burst-failover`` (the chaos soak with
+:func:`~routectl_sim.chaos.burst_failover` as its only fault) run two elected replicas."""
+ELECTED = frozenset({"chaos", "burst-failover"})
+"""The scenarios that run two replicas under leader election, and kill leaders."""
 IPAM_SCENARIOS = ("ipam-join", "ipam-churn", "ipam-exhaustion")
 """The node IPAM workloads: Nodes register without pod CIDRs."""
 POD_MASK = 24

@@ -39,7 +39,7 @@ from routectl.config import Settings
 from routectl.plan.reconcile import is_responsible
 from routectl.testing import CloudSettings, FakeCloud
 from routectl_sim.apiserver import FakeApiServer
-from routectl_sim.chaos import run_chaos
+from routectl_sim.chaos import burst_failover, run_chaos
 from routectl_sim.kcm import start_kcm
 from routectl_sim.measure import (
     COMPONENT,
@@ -54,6 +54,7 @@ from routectl_sim.measure import (
 from routectl_sim.pool import Pool
 from routectl_sim.profiles import (
     CLUSTER_CIDR,
+    ELECTED,
     IPAM_SCENARIOS,
     POD_MASK,
     pod_cidr_pool,
@@ -257,7 +258,7 @@ def run_job(job: Job) -> Result:
 async def _simulate(job: Job, loop: MeteredLoop) -> Result:
     model = job.cloud
     by_address = job.scenario == "address-change"
-    chaos = job.scenario == "chaos"
+    chaos = job.scenario in ELECTED
     cloud = FakeCloud(
         CloudSettings(
             list_latency=model.list_latency,
@@ -427,13 +428,14 @@ async def _drive(
 ) -> int:
     """Run the workload and the heartbeats for the job's duration; return the peak RSS."""
     scenario: Coroutine[Any, Any, object]
-    if job.scenario == "chaos":
+    if job.scenario in ELECTED:
         scenario = run_chaos(
             sim,
             pool,
             seed=job.seed,
             until=sim.now() + max(0.0, job.duration - quiet),
             injected=faults,
+            only=burst_failover if job.scenario == "burst-failover" else None,
         )
     else:
         scenario = DRIVERS[job.scenario](sim, job.nodes)

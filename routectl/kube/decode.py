@@ -1,0 +1,317 @@
+"""Nodes decoded straight from the API server's bytes into what routing reads, nothing more.
+
+A Node's JSON is mostly what routing never reads (images, managed fields, annotations,
+capacity, kubelet conditions): decoding all of it into dicts, on every kubelet heartbeat,
+was most of an idle cluster's CPU. msgspec decodes JSON into typed structs, skipping every
+other field without building it: the name, UID, creation time, pod CIDRs, provider ID,
+addresses and conditions of a Node, the type of a watch event, a page's resourceVersion
+and continue token. (orjson is as fast a parser, but builds every dict and string of the
+object first; msgspec, given the shape, builds only the fields asked for.)
+
+Promises:
+
+* :func:`view_of` gives exactly what :func:`~routectl.kube.objects.parse_node` gives for the
+  same object (a property test holds them together); an object whose fields have types
+  the structs do not expect (never seen from a real API server) is read by the tolerant
+  :func:`~routectl.kube.objects.parse_node` instead, so nothing is refused that was read
+  before;
+* :func:`same` tells, without building anything, whether a decoded Node changes nothing
+  routing reads: a heartbeat then costs its decode and no more;
+* a malformed event line or an ERROR event raises :class:`~routectl.errors.KubeError`, as
+  :mod:`routectl.kube.stream` does (410 as ResourceVersionGoneError).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+
+import aiohttp
+import msgspec
+import orjson
+
+from routectl.errors import InvalidObjectError, KubeError
+from routectl.kube.objects import NETWORK_UNAVAILABLE, parse_node
+from routectl.kube.stream import lines, watch_event
+from routectl.model import Condition, NodeAddress, NodeView
+
+__all__ = [
+    "NodeEvent",
+    "NodePage",
+    "NodeRecord",
+    "decode_event",
+    "decode_page",
+    "node_events",
+    "same",
+    "view_of",
+]
+
+
+class _Meta(msgspec.Struct, gc=False):
+    name: str | None = None
+    uid: str | None = None
+    resourceVersion: str | None = None  # noqa: N815 -- the API's field names
+    creationTimestamp: str | None = None  # noqa: N815
+
+
+class _Spec(msgspec.Struct, gc=False):
+    podCIDR: str | None = None  # noqa: N815
+    podCIDRs: list[str] | None = None  # noqa: N815
+    providerID: str | None = None  # noqa: N815
+
+
+class _Address(msgspec.Struct, gc=False):
+    type: str | None = None
+    address: str | None = None
+
+
+class _Condition(msgspec.Struct, gc=False):
+    type: str | None = None
+    status: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class _Status(msgspec.Struct, gc=False):
+    addresses: list[_Address] | None = None
+    conditions: list[_Condition] | None = None
+
+
+class NodeRecord(msgspec.Struct, gc=False):
+    """The fields of a Node that routing reads, as decoded (None where absent or null)."""
+
+    metadata: _Meta | None = None
+    spec: _Spec | None = None
+    status: _Status | None = None
+
+
+class _ListMeta(msgspec.Struct, gc=False):
+    resourceVersion: str | None = None  # noqa: N815
+    continue_: str | None = msgspec.field(default=None, name="continue")
+
+
+class _Page(msgspec.Struct, gc=False):
+    metadata: _ListMeta | None = None
+    items: list[NodeRecord] | None = None
+
+
+class _Event(msgspec.Struct, gc=False):
+    type: str | None = None
+    object: NodeRecord | None = None
+
+
+_PAGE = msgspec.json.Decoder(_Page)
+_EVENT = msgspec.json.Decoder(_Event)
+_EMPTY_META = _Meta()
+_EMPTY_SPEC = _Spec()
+_EMPTY_STATUS = _Status()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodePage:
+    """One page of a Node list: the Nodes read, those skipped (why), and where it stands."""
+
+    nodes: list[NodeView]
+    skipped: list[str]
+    resource_version: str
+    continue_token: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeEvent:
+    """One watch event: its type, the Node's name and resourceVersion, and either the
+    decoded record (:func:`view_of`, :func:`same`) or the view a tolerant parse made."""
+
+    type: str
+    name: str
+    resource_version: str
+    record: NodeRecord | None = None
+    view: NodeView | None = None
+    problem: str = ""
+    """Why the object cannot be routed (no name), for a log line; empty if it can."""
+
+
+def view_of(record: NodeRecord) -> NodeView:
+    """The :class:`NodeView` of a decoded Node (as ``parse_node`` reads it)."""
+    meta = record.metadata or _EMPTY_META
+    if not meta.name:
+        raise InvalidObjectError("a Node without metadata.name cannot be routed")
+    spec = record.spec or _EMPTY_SPEC
+    status = record.status or _EMPTY_STATUS
+    return NodeView(
+        name=meta.name,
+        uid=meta.uid or "",
+        pod_cidrs=_pod_cidrs(spec),
+        addresses=tuple(
+            NodeAddress(type=a.type or "", address=a.address)
+            for a in status.addresses or ()
+            if a.address
+        ),
+        network_unavailable=_condition(status),
+        provider_id=spec.providerID or "",
+        created=meta.creationTimestamp or "",
+    )
+
+
+def same(view: NodeView, record: NodeRecord) -> bool:
+    """Whether ``record`` reads as ``view`` (``view_of(record) == view``), built nothing."""
+    meta = record.metadata or _EMPTY_META
+    spec = record.spec or _EMPTY_SPEC
+    status = record.status or _EMPTY_STATUS
+    if (
+        view.name != (meta.name or "")
+        or view.uid != (meta.uid or "")
+        or view.created != (meta.creationTimestamp or "")
+        or view.provider_id != (spec.providerID or "")
+    ):
+        return False
+    if spec.podCIDRs:
+        if len(view.pod_cidrs) != len(spec.podCIDRs) or any(
+            a != b for a, b in zip(view.pod_cidrs, spec.podCIDRs, strict=True)
+        ):
+            return False
+    elif view.pod_cidrs != ((spec.podCIDR,) if spec.podCIDR else ()):
+        return False
+    kept = 0
+    for address in status.addresses or ():
+        if not address.address:
+            continue
+        if kept >= len(view.addresses):
+            return False
+        mine = view.addresses[kept]
+        if mine.address != address.address or mine.type != (address.type or ""):
+            return False
+        kept += 1
+    if kept != len(view.addresses):
+        return False
+    return _same_condition(view.network_unavailable, status)
+
+
+def _pod_cidrs(spec: _Spec) -> tuple[str, ...]:
+    if spec.podCIDRs:
+        return tuple(spec.podCIDRs)
+    return (spec.podCIDR,) if spec.podCIDR else ()
+
+
+def _network_unavailable(status: _Status) -> _Condition | None:
+    for condition in status.conditions or ():
+        if condition.type == NETWORK_UNAVAILABLE:
+            return condition
+    return None
+
+
+def _condition(status: _Status) -> Condition | None:
+    found = _network_unavailable(status)
+    if found is None:
+        return None
+    return Condition(
+        status=found.status or "", reason=found.reason or "", message=found.message or ""
+    )
+
+
+def _same_condition(mine: Condition | None, status: _Status) -> bool:
+    found = _network_unavailable(status)
+    if found is None or mine is None:
+        return found is None and mine is None
+    return (
+        mine.status == (found.status or "")
+        and mine.reason == (found.reason or "")
+        and mine.message == (found.message or "")
+    )
+
+
+def decode_page(body: bytes) -> NodePage:
+    """A page of ``GET /api/v1/nodes``; KubeError if it is not a Node list at all."""
+    try:
+        page = _PAGE.decode(body)
+    except msgspec.ValidationError:
+        return _tolerant_page(body)
+    except msgspec.DecodeError:
+        raise KubeError("list nodes: the answer is not JSON; a proxy?") from None
+    nodes: list[NodeView] = []
+    skipped: list[str] = []
+    for record in page.items or ():
+        try:
+            nodes.append(view_of(record))
+        except InvalidObjectError as exc:
+            skipped.append(str(exc))
+    meta = page.metadata or _ListMeta()
+    return NodePage(
+        nodes=nodes,
+        skipped=skipped,
+        resource_version=meta.resourceVersion or "",
+        continue_token=meta.continue_ or "",
+    )
+
+
+def _tolerant_page(body: bytes) -> NodePage:
+    """A page with fields of unexpected types: read as before, by ``parse_node``."""
+    page = orjson.loads(body)
+    if not isinstance(page, dict):
+        raise KubeError("list nodes: the answer is not a JSON object")
+    items = page.get("items") or []
+    if not isinstance(items, list):
+        raise KubeError("list nodes: the answer's items are not a list")
+    metadata = page.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise KubeError("list nodes: the answer's metadata is not an object")
+    nodes: list[NodeView] = []
+    skipped: list[str] = []
+    for item in items:
+        try:
+            nodes.append(parse_node(item))
+        except InvalidObjectError as exc:
+            skipped.append(str(exc))
+    return NodePage(
+        nodes=nodes,
+        skipped=skipped,
+        resource_version=str(metadata.get("resourceVersion") or ""),
+        continue_token=str(metadata.get("continue") or ""),
+    )
+
+
+def decode_event(line: bytes) -> NodeEvent:
+    """One line of a Node watch; KubeError for a malformed line or an ERROR event."""
+    try:
+        event = _EVENT.decode(line)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return _tolerant_event(line)
+    kind, record = event.type or "", event.object
+    if record is None or kind == "ERROR":
+        return _tolerant_event(line)
+    meta = record.metadata or _EMPTY_META
+    return NodeEvent(
+        type=kind, name=meta.name or "", resource_version=meta.resourceVersion or "", record=record
+    )
+
+
+def _tolerant_event(line: bytes) -> NodeEvent:
+    """An event msgspec could not read as a Node's (an ERROR's Status, odd field types)."""
+    event = watch_event(line)  # raises for malformed lines and ERROR events
+    obj = event["object"]
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    kind = str(event.get("type") or "")
+    version = metadata.get("resourceVersion")
+    name = metadata.get("name")
+    view: NodeView | None = None
+    problem = ""
+    if kind in ("ADDED", "MODIFIED"):
+        try:
+            view = parse_node(obj)
+        except InvalidObjectError as exc:
+            problem = str(exc)
+    return NodeEvent(
+        type=kind,
+        name=name if isinstance(name, str) else "",
+        resource_version=str(version) if version else "",
+        view=view,
+        problem=problem,
+    )
+
+
+async def node_events(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[NodeEvent]:
+    """The Node watch events of ``content``, decoded; blank lines skipped."""
+    async for line in lines(content, limit=limit):
+        if line.strip():
+            yield decode_event(line)
