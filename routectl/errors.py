@@ -19,7 +19,9 @@ an error means, and plugins translate their SDK's exceptions at their own bounda
         - ProviderThrottledError     -- the cloud asked us to wait (``retry_after``): 429, 503+hint
           - CloudPausedError         -- ... for longer than a call retries: the sync fails now
         - ProviderTerminalError      -- retrying cannot help; wait for the next change
-        - RouteAlreadyExistsError    -- create of a route that exists: counts as success
+          - RouteHeldError           -- a create's destination is held by another route
+        - RouteAlreadyExistsError    -- create of a destination that is taken (``holder``):
+                                        success only if the holder is the route asked for
         - RouteNotFoundError         -- delete of a route that is gone: counts as success
         - CreateSkippedError         -- a create not tried: the delete it waits for failed
 
@@ -33,6 +35,10 @@ Messages never contain credentials: plugins must not put tokens or signed URLs i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from routectl.model import Route
 
 
 class RoutectlError(Exception):
@@ -119,7 +125,32 @@ class ProviderTerminalError(ProviderError):
 
 
 class RouteAlreadyExistsError(ProviderError):
-    """Create found the route already there; the controller counts it as success."""
+    """Create found its destination taken; ``holder`` is the route that holds it.
+
+    ``holder`` is that route as :meth:`~routectl.provider.RouteProvider.list_routes` would
+    list it (``target_node`` empty when it leads to no Node of this cluster), or None when
+    the plugin did not say. routectl counts the create done only when the holder is the
+    route it asked for (same destination, same target Node, this cluster's); without a
+    holder it looks at a listing to decide.
+    """
+
+    def __init__(self, message: str, *, holder: Route | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class RouteHeldError(ProviderTerminalError):
+    """A create found its destination held by a route other than the one asked for.
+
+    Raised by routectl's gate (never by plugins): the Node is not routed, and retrying the
+    same create cannot help until the holder is gone (routectl deletes it if it is one of
+    this cluster's routes; a foreign one is left alone and reported). ``holder`` is the
+    route that holds the destination, when known.
+    """
+
+    def __init__(self, message: str, *, holder: Route | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
 
 
 class RouteNotFoundError(ProviderError):

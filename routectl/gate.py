@@ -15,7 +15,12 @@ budget, else one token per attempt here. Promises:
 * anything a plugin raises that is not a :class:`~routectl.errors.ProviderError` (a
   ``KeyError`` on a malformed answer, a reset connection) becomes a transient
   ``ProviderError``, logged with its traceback the first time: never a crash;
-* "already exists" on create and "not found" on delete count as success;
+* "not found" on delete counts as success; "already exists" on create counts as success
+  only when the route holding the destination is the one asked for (same destination, same
+  target Node, listed as this cluster's): the plugin names it (``holder``), or, where it
+  did not, one listing (shared by concurrent creates) shows it. Any other holder fails the
+  create with :class:`~routectl.errors.RouteHeldError` naming it, so the Node is never
+  marked routed while its traffic goes elsewhere;
 * a listed entry that is not a well-typed Route (a destination that is null or a number, a
   target that is not a string) is left out of the listing, so it is never changed, with a
   WARNING once per entry and ``routectl_input_problems_total{reason="MalformedRoute"}``.
@@ -36,6 +41,7 @@ from typing import TypeVar, cast
 import tenacity
 
 from routectl.budget import Budget
+from routectl.cidr import canonical
 from routectl.errors import (
     CloudPausedError,
     CloudWriteFencedError,
@@ -44,6 +50,7 @@ from routectl.errors import (
     ProviderThrottledError,
     ProviderTimeoutError,
     RouteAlreadyExistsError,
+    RouteHeldError,
     RouteNotFoundError,
 )
 from routectl.fence import Fence
@@ -57,7 +64,7 @@ T = TypeVar("T")
 WRITES = frozenset({"create", "delete", "batch", "replace"})
 MAX_TOLD = 1000
 """Distinct malformed routes logged (each once); past it they are only counted."""
-_SUCCESSES = frozenset({("create", "already_exists"), ("delete", "not_found")})
+_SUCCESSES = frozenset({("delete", "not_found")})
 logger = logging.getLogger("routectl.cloud")
 
 
@@ -89,6 +96,7 @@ class RateLimitedProvider:
         self._attempts: collections.Counter[tuple[str, str]] = collections.Counter()
         self._surprises: set[tuple[str, str]] = set()
         self._malformed: set[str] = set()
+        self._verifying: asyncio.Task[tuple[Route, ...]] | None = None
 
     def statistics(self) -> CallStatistics:
         """A snapshot of the attempt counters and the total time spent waiting for tokens."""
@@ -126,12 +134,44 @@ class RateLimitedProvider:
         return tuple(kept)
 
     async def create_route(self, route: Route, *, name_hint: str) -> None:
-        """Create through the gate; a route that already exists is success."""
+        """Create through the gate; "already exists" is success only if the route holding
+        the destination is ``route`` (else :class:`RouteHeldError` naming the holder)."""
 
         async def create() -> None:
             await self.inner.create_route(route, name_hint=name_hint)
 
-        await self._call("create", create)
+        try:
+            await self._call("create", create)
+        except RouteAlreadyExistsError as exc:
+            await self._settle_conflict(route, exc)
+
+    async def _settle_conflict(self, route: Route, exc: RouteAlreadyExistsError) -> None:
+        """Return if the destination's holder is ``route``; raise RouteHeldError if not."""
+        holder: object = getattr(exc, "holder", None)
+        if holder is None or malformed(holder) is not None:
+            holder = await self._listed_holder(route)
+        held = cast("Route | None", holder)
+        if held is not None and _is_route(held, route):
+            return
+        raise RouteHeldError(
+            f"route to {route.destination_cidr} for node {route.target_node} not created: the "
+            f"destination is held by {_describe(held)} ({exc})",
+            holder=held,
+        ) from exc
+
+    async def _listed_holder(self, route: Route) -> Route | None:
+        """The listed route to ``route``'s destination (our listings show ours only); one
+        listing serves every create that asks while it runs."""
+        if self._verifying is None or self._verifying.done():
+            self._verifying = asyncio.ensure_future(self._call("list", self._verify_listing))
+            self._verifying.add_done_callback(_retrieved)
+        listed = await asyncio.shield(self._verifying)
+        wanted = canonical(route.destination_cidr)
+        candidates = [r for r in listed if _canonical(r.destination_cidr) == wanted]
+        return next((r for r in candidates if _is_route(r, route)), next(iter(candidates), None))
+
+    async def _verify_listing(self) -> tuple[Route, ...]:
+        return self._well_formed(await self.inner.list_routes())
 
     async def delete_route(self, route: Route) -> None:
         """Delete through the gate; a route that is already gone is success."""
@@ -276,6 +316,44 @@ class RateLimitedProvider:
         if isinstance(exc, ProviderThrottledError) and exc.retry_after:
             delay = max(delay, exc.retry_after)
         return delay
+
+
+def _retrieved(task: asyncio.Task[tuple[Route, ...]]) -> None:
+    """Its waiters re-raise a shared listing's error; nobody left waiting is no warning."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _canonical(cidr: str) -> str:
+    try:
+        return canonical(cidr)
+    except ValueError:
+        return cidr
+
+
+def _is_route(holder: Route, route: Route) -> bool:
+    """Whether the route holding a destination is ``route``: same destination and Node."""
+    return (
+        bool(holder.target_node)
+        and holder.target_node == route.target_node
+        and not holder.blackhole
+        and _canonical(holder.destination_cidr) == _canonical(route.destination_cidr)
+    )
+
+
+def _describe(holder: Route | None) -> str:
+    """Who holds a destination, in words for a log line and an Event."""
+    if holder is None:
+        return (
+            "a route this cluster does not list as its own (another cluster's, an "
+            "operator's, or one that is not there yet)"
+        )
+    name = f" {holder.name}" if holder.name else ""
+    if holder.blackhole:
+        return f"the blackhole route{name} (its target is gone)"
+    if holder.target_node:
+        return f"the route{name} to node {holder.target_node}"
+    return f"the route{name}, which leads to no Node of this cluster"
 
 
 def _outcome(exc: ProviderError) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from routectl.cidr import canonical
+from routectl.errors import RouteAlreadyExistsError
 from routectl.model import NodeAddress, Route, malformed
 from routectl.provider import RequestBudget, RouteProvider
 from routectl.testing.contract_budget import CountingBudget
@@ -223,6 +224,34 @@ class ContractBase:
         """Foreign-route rules are skipped only for a class that declares no kind at all."""
         if kind == "none":
             pytest.skip("foreign_kinds is empty")
+
+    def check_holder(
+        self, exc: RouteAlreadyExistsError, *, cidr: str, node: str | None, scene: str
+    ) -> None:
+        """``exc`` names the route holding ``cidr``: to ``node``, or (None) to no Node of
+        this cluster. routectl counts a create done only when the holder is the route it
+        asked for, so a missing or wrong holder would mark a Node routed that is not."""
+        holder = getattr(exc, "holder", None)
+        assert holder is not None and malformed(holder) is None, (
+            f"{scene}: create_route raised RouteAlreadyExistsError without a holder ({exc}): "
+            "say who holds the destination, RouteAlreadyExistsError(..., holder=<the route, "
+            f"as list_routes() would list it>) ({GUIDE}, section 7)"
+        )
+        assert canonical(holder.destination_cidr) == canonical(cidr), (
+            f"{scene}: the holder named, {holder}, is not a route to {cidr} ({GUIDE}, section 7)"
+        )
+        if node is None:
+            assert holder.target_node not in self.nodes, (
+                f"{scene}: the holder named, {holder}, claims one of this cluster's Nodes, but "
+                "the destination is held by a route this cluster did not make: say who holds "
+                "it (target_node='' for no Node of this cluster), or raise "
+                f"ProviderTerminalError naming it ({GUIDE}, section 6)"
+            )
+        else:
+            assert holder.target_node == node and not holder.blackhole, (
+                f"{scene}: the holder named, {holder}, is not the route to {node} that holds "
+                f"{cidr}: name the route as list_routes() lists it ({GUIDE}, section 7)"
+            )
 
     @staticmethod
     async def bounded(call: Any, seconds: float) -> BaseException | None:

@@ -94,8 +94,12 @@ class FaultRules(ContractBase):
             f"listing gave {listed}: mark a route as this cluster's in the same request that "
             f"makes it, so a lost answer never leaks a route ({GUIDE}, section 7)"
         )
-        with contextlib.suppress(RouteAlreadyExistsError):
+        try:
             await provider.create_route(route, name_hint="uid-a")
+        except RouteAlreadyExistsError as exc:
+            self.check_holder(
+                exc, cidr=self.cidr_v4, node=self.nodes[0], scene="retrying a lost create"
+            )
         entries = [e for e in await self.snapshot() if e[0] == canonical(self.cidr_v4)]
         assert len(entries) == 1, f"retrying the lost create left {entries}"
 

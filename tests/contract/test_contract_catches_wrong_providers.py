@@ -145,6 +145,18 @@ CASES = [
         says="check that ``old`` still holds the CIDR",
     ),
     Case(
+        provider="AlreadyExistsForForeign",
+        checked="test_create_never_takes_over_a_foreign_route[operator]",
+        fails=each("test_create_never_takes_over_a_foreign_route"),
+        says="say who holds the destination",
+    ),
+    Case(
+        provider="ClaimsForeignRoutesAsOurs",
+        checked="test_create_never_takes_over_a_foreign_route[other-cluster]",
+        fails=each("test_create_never_takes_over_a_foreign_route"),
+        says="claims one of this cluster's Nodes",
+    ),
+    Case(
         provider="ListsForeignRoutes",
         checked="test_foreign_routes_are_not_listed_as_ours[operator]",
         fails=each("test_foreign_routes_are_not_listed_as_ours"),

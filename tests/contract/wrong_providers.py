@@ -159,15 +159,28 @@ class GoodProvider:
         return Entry(destination=key, machine=machine, owner=self.cluster, name=f"{hint}-{digest}")
 
     async def explain_conflict(self, route: Route, machine: str) -> None:
-        """A taken destination: ours to the same machine is fine; anything else raises."""
+        """A taken destination: ours to the same machine is fine; another Node's raises
+        RouteAlreadyExistsError naming it; a foreign one is refused."""
         key = canonical(route.destination_cidr)
-        for entry in await self.entries():
+        entries = await self.entries()
+        machines = await self.call("machines", self.cloud.list_machines())
+        for entry in entries:
             if entry.destination != key:
                 continue
             if not self.ours(entry):
-                raise ProviderTerminalError(f"{key} is routed by {entry.owner or 'an operator'}")
-            if entry.machine != machine:
-                raise RouteAlreadyExistsError(f"{key} is routed to {entry.machine}")
+                self.refuse_foreign(entry)
+            if entry.machine == machine:
+                return
+            raise RouteAlreadyExistsError(
+                f"{key} is routed to {entry.machine}", holder=self.as_route(entry, machines)
+            )
+        raise ProviderError(f"{key} was taken, then freed while this create ran")
+
+    def refuse_foreign(self, entry: Entry) -> None:
+        """A foreign route holds the destination: refused, naming its owner."""
+        raise ProviderTerminalError(
+            f"{entry.destination} is routed by {entry.owner or 'an operator'}"
+        )
 
     async def held(self, route: Route) -> Entry:
         """Our entry that ``route`` names, or RouteNotFoundError."""
@@ -389,3 +402,24 @@ class ListsForeignRoutes(GoodProvider):
     def ours(self, entry: Entry) -> bool:
         """Everything."""
         return True
+
+
+class AlreadyExistsForForeign(GoodProvider):
+    """Answers "already exists" when a foreign route holds the destination, without saying
+    whose it is: routectl would count the create done while traffic goes elsewhere."""
+
+    def refuse_foreign(self, entry: Entry) -> None:
+        """Pretend it is there already."""
+        raise RouteAlreadyExistsError(f"{entry.destination} exists")
+
+
+class ClaimsForeignRoutesAsOurs(GoodProvider):
+    """Names the requested Node as the holder of a foreign route (a plugin that answers
+    "already exists" with the route it was asked for, whoever holds the destination)."""
+
+    async def explain_conflict(self, route: Route, machine: str) -> None:
+        """A foreign holder is reported as the route asked for."""
+        try:
+            await super().explain_conflict(route, machine)
+        except ProviderTerminalError as exc:
+            raise RouteAlreadyExistsError(str(exc), holder=route) from exc

@@ -20,6 +20,8 @@ from routectl.errors import (
     ProviderTerminalError,
     ProviderThrottledError,
     ProviderTimeoutError,
+    RouteAlreadyExistsError,
+    RouteHeldError,
 )
 from routectl.fence import Fence
 from routectl.gate import RateLimitedProvider
@@ -122,7 +124,7 @@ async def test_gives_up_after_max_attempts() -> None:
 
 
 async def test_already_exists_and_not_found_count_as_success() -> None:
-    """Creating an existing route and deleting a missing one both succeed."""
+    """Creating an existing route (the same Node's) and deleting a missing one succeed."""
     cloud = FakeCloud()
     provider = gate(cloud)
     await provider.create_route(route(1), name_hint="h")
@@ -132,6 +134,70 @@ async def test_already_exists_and_not_found_count_as_success() -> None:
     assert stats.count("create", "already_exists") == 1
     assert stats.count("delete", "not_found") == 1
     assert cloud.count() == 3
+
+
+async def test_already_exists_held_by_another_node_fails_naming_it() -> None:
+    """A create whose destination another Node's route holds is not done: RouteHeldError."""
+    cloud = FakeCloud()
+    cloud.add_route("c", Route(target_node="n9", destination_cidr="10.244.1.0/24", name="r9"))
+    provider = gate(cloud)
+    with pytest.raises(RouteHeldError, match="held by the route r9 to node n9") as caught:
+        await provider.create_route(route(1), name_hint="h")
+    assert caught.value.holder is not None
+    assert caught.value.holder.target_node == "n9"
+    assert cloud.count("create") == 1, "a held destination is not retried within the call"
+
+
+async def test_already_exists_held_by_a_blackhole_fails() -> None:
+    """The same Node's name on a blackhole route is not the route asked for."""
+    cloud = FakeCloud()
+    cloud.add_route("c", route(1))
+    cloud.blackhole_node("c", "n1")
+    with pytest.raises(RouteHeldError, match="blackhole"):
+        await gate(cloud).create_route(route(1), name_hint="h")
+
+
+class SaysExistsWithoutHolder:
+    """A plugin that answers "already exists" without saying who holds the destination."""
+
+    def __init__(self, listed: list[Route]) -> None:
+        self.listed = listed
+        self.lists = 0
+
+    async def list_routes(self) -> Collection[Route]:
+        self.lists += 1
+        await asyncio.sleep(1.0)
+        return list(self.listed)
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        raise RouteAlreadyExistsError(f"{route.destination_cidr} exists")
+
+    async def delete_route(self, route: Route) -> None:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_already_exists_without_holder_is_decided_by_a_listing() -> None:
+    """Without a holder, one listing (shared by concurrent creates) decides: ours and right
+    is done, a destination listed for another Node or not listed at all is not."""
+    plugin = SaysExistsWithoutHolder(
+        [route(1), Route(target_node="n9", destination_cidr="10.244.2.0/24", name="r9")]
+    )
+    provider = gated(plugin, CallPolicy(qps=100.0, burst=100))
+    results = await asyncio.gather(
+        provider.create_route(route(1), name_hint="h"),
+        provider.create_route(route(2), name_hint="h"),
+        provider.create_route(route(3), name_hint="h"),
+        return_exceptions=True,
+    )
+    assert results[0] is None
+    assert isinstance(results[1], RouteHeldError)
+    assert "node n9" in str(results[1])
+    assert isinstance(results[2], RouteHeldError)
+    assert "does not list as its own" in str(results[2])
+    assert plugin.lists == 1
 
 
 async def test_hung_call_times_out_and_is_retried() -> None:

@@ -93,24 +93,25 @@ class HcloudProvider:
         """Every route of the network, its gateway mapped to a server (node) name."""
         routes = await self._load_routes()
         servers = await self._fresh_servers()
-        listed: list[Route] = []
-        for route in routes.values():
-            node = servers.name_by_ip.get(route.gateway, "")
-            listed.append(
-                Route(
-                    target_node=node,
-                    destination_cidr=route.destination,
-                    name=f"{route.gateway}-{route.destination}",
-                    blackhole=not node,
-                )
-            )
-        return listed
+        return [self._as_route(route, servers) for route in routes.values()]
+
+    @staticmethod
+    def _as_route(route: _NetworkRoute, servers: _Servers) -> Route:
+        """The network's route as routectl sees it: its gateway's server is its node."""
+        node = servers.name_by_ip.get(route.gateway, "")
+        return Route(
+            target_node=node,
+            destination_cidr=route.destination,
+            name=f"{route.gateway}-{route.destination}",
+            blackhole=not node,
+        )
 
     async def create_route(self, route: Route, *, name_hint: str) -> None:
         """Add ``destination -> the node's private IP`` to the network and wait for it.
 
         A route to the same gateway already there is fine; one to another gateway raises
-        :class:`RouteAlreadyExistsError` (routectl deletes it first). ``name_hint`` is not used:
+        :class:`RouteAlreadyExistsError` naming it as ``holder`` (routectl deletes it first
+        if it is another Node's). ``name_hint`` is not used:
         network routes have no names.
         """
         del name_hint
@@ -232,7 +233,8 @@ class HcloudProvider:
         if existing.gateway == gateway:
             return
         raise RouteAlreadyExistsError(
-            f"route to {destination} already exists via {existing.gateway}"
+            f"route to {destination} already exists via {existing.gateway}",
+            holder=self._as_route(existing, await self._fresh_servers()),
         ) from err
 
     async def _leads_to(self, known: _NetworkRoute, route: Route) -> bool:

@@ -96,7 +96,7 @@ class OpenStackProvider:
         wanted = Hop(self._destination(route), await self._nexthop(route) or "")
         async with self._write_lock:
             router = await self._router()
-            if claim(router.hops, wanted, self.options.node_cidrs):
+            if claim(router.hops, wanted, self.options.node_cidrs, self._servers.by_ip):
                 await self._write(router, adds=[wanted], removes=[])
 
     async def delete_route(self, route: Route) -> None:
@@ -157,7 +157,8 @@ class OpenStackProvider:
                     failed[index] = ProviderError(f"no server named {route.target_node!r} (yet)")
                     continue
                 wanted = Hop(self._destination(route), nexthop)
-                if claim([*kept, *(hop for _, hop in adds)], wanted, self.options.node_cidrs):
+                present = [*kept, *(hop for _, hop in adds)]
+                if claim(present, wanted, self.options.node_cidrs, servers.by_ip):
                     adds.append((index, wanted))
             except ProviderError as exc:
                 failed[index] = exc

@@ -68,8 +68,8 @@ class ExampleProvider:
     async def create_route(self, route: Route, *, name_hint: str) -> None:
         """Route the CIDR to the node's server, labelled as ours in the same request."""
         del name_hint  # Example Cloud names routes itself
-        servers = {name: id_ for id_, name in (await self._servers()).items()}
-        server = servers.get(route.target_node)
+        names = await self._servers()
+        server = next((id_ for id_, name in names.items() if name == route.target_node), None)
         if server is None:  # transient: the server may not be known yet
             raise ProviderError(f"no server named {route.target_node!r}")
         body = {
@@ -80,7 +80,7 @@ class ExampleProvider:
         try:
             await self._request("POST", "/routes", json=body)
         except RouteAlreadyExistsError:
-            await self._explain_conflict(route, server)
+            await self._explain_conflict(route, server, names)
 
     async def delete_route(self, route: Route) -> None:
         """Delete our route to the CIDR if it still leads where ``route`` says."""
@@ -102,16 +102,25 @@ class ExampleProvider:
     def _ours(self, raw: Mapping[str, Any]) -> bool:
         return bool(raw.get("labels", {}).get("cluster") == self.cluster_name)
 
-    async def _explain_conflict(self, route: Route, server: str) -> None:
-        """The CIDR is taken: by us to the same server (fine), by another Node, or foreign."""
+    async def _explain_conflict(self, route: Route, server: str, names: dict[str, str]) -> None:
+        """The CIDR is taken: by us to the same server (fine), by another Node (say which,
+        as ``holder``: routectl checks it), or by someone else (refused, naming it)."""
         key = canonical(route.destination_cidr)
         for r in await self._routes():
             if canonical(r["destination"]) != key:
                 continue
             if not self._ours(r):
                 raise ProviderTerminalError(f"{key} is routed by someone else (route {r['id']})")
-            if r["server"] != server:
-                raise RouteAlreadyExistsError(f"{key} is routed to server {r['server']}")
+            if r["server"] == server:
+                return
+            holder = Route(
+                target_node=names.get(r["server"], ""),
+                destination_cidr=r["destination"],
+                name=r["id"],
+                blackhole=r["server"] not in names,
+            )
+            raise RouteAlreadyExistsError(f"{key} is routed to {r['server']}", holder=holder)
+        raise ProviderError(f"{key} was taken, then freed while this create ran")  # try again
 
     async def _servers(self) -> dict[str, str]:
         """Server id -> name (the Node name)."""

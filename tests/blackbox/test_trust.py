@@ -1,0 +1,59 @@
+"""Trust without a resync (issue 22), proved on the real process: a Node is never called
+routed while its traffic goes elsewhere."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from routectl_sim.cloudserver import Scripted
+from tests.blackbox.conftest import Bench, node, until
+
+pytestmark = pytest.mark.blackbox
+
+CIDR = "10.244.1.0/24"
+
+
+def warnings_about(bench: Bench, name: str, reason: str) -> list[str]:
+    """The messages of Warning Events of ``reason`` on Node ``name``."""
+    return [
+        str(e.get("message", ""))
+        for e in bench.apiserver.events()
+        if e.get("reason") == reason and (e.get("involvedObject") or {}).get("name") == name
+    ]
+
+
+@pytest.mark.parametrize(
+    ("holder", "named"),
+    [
+        pytest.param(
+            {"name": "vpn-appliance", "destination": CIDR, "target": "", "blackhole": False},
+            "the route vpn-appliance, which leads to no Node of this cluster",
+            id="foreign-holder-named",
+        ),
+        pytest.param(None, "does not list as its own", id="holder-not-named"),
+    ],
+)
+async def test_already_exists_for_someone_elses_route_leaves_the_node_unrouted(
+    bench: Bench, holder: dict[str, object] | None, named: str
+) -> None:
+    """The cloud answers "already exists" for a route that is not the one asked for (a
+    foreign route the listing does not show as ours): the Node stays NoRouteCreated, a
+    Warning Event names the holder, and no route is counted as made."""
+    body: dict[str, object] = {"message": "destination taken"}
+    if holder is not None:
+        body["holder"] = holder
+    bench.cloud.answer_next(
+        "create", Scripted(status=409, body=json.dumps(body).encode()), times=1000
+    )
+    bench.apiserver.create_node(node("n1", CIDR))
+    a = await bench.start(bench.args("--leader-elect=false"))
+    await until(lambda: warnings_about(bench, "n1", "FailedToCreateRoute"), within=60)
+    (message, *_) = warnings_about(bench, "n1", "FailedToCreateRoute")
+    assert named in message, message
+    assert "not created" in message
+    await until(lambda: bench.condition("n1") == ("True", "NoRouteCreated"), within=30)
+    assert bench.routes() == set()
+    assert not a.logged("^Traceback")
+    assert await a.stop() == 0
