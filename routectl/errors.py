@@ -24,6 +24,8 @@ an error means, and plugins translate their SDK's exceptions at their own bounda
                                         success only if the holder is the route asked for
         - RouteNotFoundError         -- delete of a route that is gone: counts as success
         - CreateSkippedError         -- a create not tried: the delete it waits for failed
+        - MalformedAnswerError       -- the cloud answered something of the wrong shape
+                                        (``field`` names it); transient
 
 A sync that fails raises :class:`SyncFailedError`, an ``ExceptionGroup`` of the leaves
 above (every cloud call and Node write that failed), so the worker decides by type with
@@ -159,6 +161,19 @@ class RouteNotFoundError(ProviderError):
 
 class CreateSkippedError(ProviderError):
     """A create was not attempted: the delete of the route it replaces failed first."""
+
+
+class MalformedAnswerError(ProviderError):
+    """The cloud answered a value of the wrong shape; ``field`` is its path in the answer.
+
+    Transient: a garbled answer (a proxy's page, a cut body) may be right next time. Plugins
+    raise it (through :class:`routectl.answers.Answer`) instead of letting a ``KeyError`` or
+    ``ValueError`` out.
+    """
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class SyncFailedError(ExceptionGroup[RoutectlError]):

@@ -14,7 +14,8 @@ budget, else one token per attempt here. Promises:
   the worker retries it when the pause is over, instead of the call hanging silently;
 * anything a plugin raises that is not a :class:`~routectl.errors.ProviderError` (a
   ``KeyError`` on a malformed answer, a reset connection) becomes a transient
-  ``ProviderError``, logged with its traceback the first time: never a crash;
+  ``ProviderError``: one ERROR line the first time (per operation and type), its traceback
+  and the repeats only at ``-v=1``: never a crash, never a traceback per retry;
 * "not found" on delete counts as success; "already exists" on create counts as success
   only when the route holding the destination is the one asked for (same destination, same
   target Node, listed as this cluster's): the plugin names it (``holder``), or, where it
@@ -54,6 +55,7 @@ from routectl.errors import (
     RouteNotFoundError,
 )
 from routectl.fence import Fence
+from routectl.logctx import v
 from routectl.model import Route, malformed
 from routectl.policy import NO_OBSERVER, CallObserver, CallPolicy, CallStatistics
 from routectl.problems import MALFORMED_ROUTE
@@ -62,6 +64,8 @@ from routectl.ratelimit import backoff_delay
 
 T = TypeVar("T")
 WRITES = frozenset({"create", "delete", "batch", "replace"})
+SURPRISE_VERBOSITY = 1
+"""``-v`` at which a plugin's unexpected failures show their traceback and every repeat."""
 MAX_TOLD = 1000
 """Distinct malformed routes logged (each once); past it they are only counted."""
 _SUCCESSES = frozenset({("delete", "not_found")})
@@ -278,20 +282,32 @@ class RateLimitedProvider:
             raise self._surprise(operation, exc) from exc
 
     def _surprise(self, operation: str, exc: Exception) -> ProviderError:
-        """A plugin raised outside the tree: log it (traceback once), make it transient."""
+        """A plugin raised outside the tree: say so once (the traceback only at ``-v``),
+        make it transient."""
         what = f"{type(exc).__name__}: {exc}"
         key = (operation, type(exc).__name__)
         if key not in self._surprises:
             self._surprises.add(key)
             logger.error(
                 "The provider failed unexpectedly in %s (%s); treating it as a transient "
-                "error and retrying",
+                "error and retrying (a bug of the plugin: its traceback is logged at -v=%d)",
                 operation,
                 what,
+                SURPRISE_VERBOSITY,
+            )
+            logger.log(
+                v(SURPRISE_VERBOSITY),
+                "The provider's unexpected failure in %s",
+                operation,
                 exc_info=exc,
             )
         else:
-            logger.warning("The provider failed unexpectedly in %s again: %s", operation, what)
+            logger.log(
+                v(SURPRISE_VERBOSITY),
+                "The provider failed unexpectedly in %s again: %s",
+                operation,
+                what,
+            )
         return ProviderError(f"{operation}: unexpected failure in the provider: {what}")
 
     def _retryable(self, exc: BaseException) -> bool:

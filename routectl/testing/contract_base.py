@@ -67,6 +67,9 @@ class ContractBase:
     """Seconds the injected "throttled" fault asks to wait; None: any positive hint passes."""
     settle_seconds: float = 0.0
     """Seconds the cloud needs before a listing shows a change (actions, eventual consistency)."""
+    parses_answers: bool = True
+    """False where an SDK validates every answer before the plugin sees it (the malformed
+    answer rule is then skipped, with that reason)."""
     call_timeout: float = 30.0
     """The suite's own timeout for a call whose answer the cloud loses (loop clock)."""
 
@@ -98,6 +101,16 @@ class ContractBase:
         ``"transient"``: a 5xx without ``Retry-After``, or a lock; ``"terminal"``: a
         403-style refusal; ``"lost-answer"``: the next *write* is carried out, but its answer
         never arrives (the connection drops, or the call hangs until the suite's timeout).
+        """
+        raise NotImplementedError
+
+    async def inject_malformed_answer(self) -> str:
+        """Make the answer to the plugin's next listing request carry one value of the
+        wrong shape (a string where a route object belongs, ``"two"`` where a number does);
+        return the field's name or path as the plugin's error should name it.
+
+        Raise ``NotImplementedError`` only where the plugin never parses an answer itself
+        (an SDK that validates every answer): say so in :attr:`parses_answers`.
         """
         raise NotImplementedError
 

@@ -116,7 +116,7 @@ async def test_a_garbage_cloud_answer_is_retried_not_fatal(
     bench: Bench, answer: Scripted, surprise: bool
 ) -> None:
     """Listings answered with garbage fail the sync, which is retried; the plugin's surprise
-    is logged with its traceback once; the process keeps going and converges."""
+    is said in one line, once, without a traceback; the process keeps going and converges."""
     bench.cloud.answer_next("list", answer, times=10)  # more than one call's four attempts
     bench.apiserver.create_node(node("n1", "10.244.1.0/24"))
     a = await bench.start(bench.args("--leader-elect=false"))
@@ -126,8 +126,8 @@ async def test_a_garbage_cloud_answer_is_retried_not_fatal(
     assert a.logged("Couldn't reconcile node routes")
     if surprise:
         assert len(a.logged(r"The provider failed unexpectedly in list \(")) == 1
-        assert a.logged("failed unexpectedly in list again")
-        assert len(a.logged("^Traceback")) == 1
+        assert not a.logged("failed unexpectedly in list again"), "said once at -v=0"
+        assert not a.logged("^Traceback"), "the traceback is for -v=1"
     else:
         assert a.logged("connection failed")
         assert not a.logged("^Traceback")

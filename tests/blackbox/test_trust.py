@@ -57,3 +57,20 @@ async def test_already_exists_for_someone_elses_route_leaves_the_node_unrouted(
     assert bench.routes() == set()
     assert not a.logged("^Traceback")
     assert await a.stop() == 0
+
+
+@pytest.mark.parametrize(("verbosity", "tracebacks"), [("0", 0), ("1", 1)])
+async def test_a_plugin_surprise_is_one_line_and_its_traceback_only_at_v1(
+    bench: Bench, verbosity: str, tracebacks: int
+) -> None:
+    """A listing answered with the wrong shape (the fake plugin does not check it: a bug of
+    the plugin) fails syncs until the cloud answers right; at the default verbosity that is
+    one ERROR line and no traceback, however often it is retried; at -v=1 the traceback is
+    there, once."""
+    bench.cloud.answer_next("list", Scripted(status=200, body=b'{"routes": "two"}'), times=10)
+    bench.apiserver.create_node(node("n1", CIDR))
+    a = await bench.start(bench.args("--leader-elect=false", f"-v={verbosity}"))
+    await until(lambda: bench.routes() == {("n1", CIDR)}, within=60)
+    assert len(a.logged(r"The provider failed unexpectedly in list \(")) == 1
+    assert len(a.logged("^Traceback")) == tracebacks
+    assert await a.stop() == 0

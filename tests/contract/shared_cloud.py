@@ -63,6 +63,8 @@ class SharedCloud:
         self.entries: list[Entry] = []
         self.requests: list[str] = []
         self.faults: collections.deque[str] = collections.deque()
+        self.garbled: list[object] = []
+        """Entries of the wrong shape the next page answers with (a garbled answer)."""
 
     # -- scenes (not requests) ------------------------------------------------------------
 
@@ -81,14 +83,16 @@ class SharedCloud:
     # -- requests ---------------------------------------------------------------------------
 
     async def page(self, number: int) -> tuple[list[Entry], bool]:
-        """One page of entries, and whether another follows."""
-        return await self._serve(
-            "page",
-            lambda: (
-                [dataclasses.replace(e) for e in self.entries[number * PAGE : (number + 1) * PAGE]],
-                len(self.entries) > (number + 1) * PAGE,
-            ),
-        )
+        """One page of entries, and whether another follows (garbled entries first, once)."""
+
+        def answer() -> tuple[list[Entry], bool]:
+            garbled, self.garbled = self.garbled, []
+            chunk = [
+                dataclasses.replace(e) for e in self.entries[number * PAGE : (number + 1) * PAGE]
+            ]
+            return [*garbled, *chunk], len(self.entries) > (number + 1) * PAGE  # type: ignore[list-item]
+
+        return await self._serve("page", answer)
 
     async def list_machines(self) -> dict[str, str]:
         """Every machine."""

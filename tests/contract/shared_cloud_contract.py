@@ -12,7 +12,7 @@ import pytest
 
 from routectl.provider import RequestBudget
 from routectl.testing.contract import ProviderContract
-from tests.contract.shared_cloud import SharedCloud
+from tests.contract.shared_cloud import Entry, SharedCloud
 from tests.contract.wrong_providers import GoodProvider
 
 
@@ -48,6 +48,13 @@ class SharedCloudContract(ProviderContract):
     async def inject_fault(self, kind: str) -> None:
         """The next request (the next write, for a lost answer) fails as ``kind``."""
         self.fake.faults.append(kind)
+
+    async def inject_malformed_answer(self) -> str:
+        """The next page carries an entry whose destination is a number."""
+        self.fake.garbled.append(
+            Entry(destination=167772160, machine="m-x", owner="contract", name="x")  # type: ignore[arg-type]
+        )
+        return "destination"
 
     async def add_foreign_route(self, kind: str, destination: str) -> None:
         """Another cluster's route to its own machine, or an operator's to an appliance."""

@@ -32,6 +32,7 @@ class TestFakeProvider(ProviderContract):
     foreign_kinds: tuple[str, ...] = ("other-cluster",)
     foreign_kinds_elsewhere: tuple[str, ...] = ("other-cluster",)
     throttle_retry_after: float | None = 7.0
+    parses_answers = False  # the in-memory cloud hands over Route values: nothing to parse
     fake: FakeCloud
 
     @pytest.fixture

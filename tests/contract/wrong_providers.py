@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from routectl.cidr import canonical
 from routectl.errors import (
+    MalformedAnswerError,
     ProviderError,
     ProviderTerminalError,
     ProviderThrottledError,
@@ -123,7 +124,20 @@ class GoodProvider:
 
     async def page(self, number: int) -> tuple[list[Entry], bool]:
         """One page of entries, and whether more follow; through the budget."""
-        return await self.call("page", self.cloud.page(number))
+        entries, more = await self.call("page", self.cloud.page(number))
+        return self.checked(entries), more
+
+    def checked(self, entries: list[Entry]) -> list[Entry]:
+        """The entries, each field of the type the cloud documents, or MalformedAnswerError."""
+        for index, entry in enumerate(entries):
+            for field in ("destination", "machine", "owner", "name"):
+                value: object = getattr(entry, field, None)
+                if not isinstance(value, str):
+                    raise MalformedAnswerError(
+                        f"page entry {index}: {field} is {value!r:.40}, expected a string",
+                        field=field,
+                    )
+        return entries
 
     def ours(self, entry: Entry) -> bool:
         """Whether the entry is marked as this cluster's."""
@@ -423,3 +437,11 @@ class ClaimsForeignRoutesAsOurs(GoodProvider):
             await super().explain_conflict(route, machine)
         except ProviderTerminalError as exc:
             raise RouteAlreadyExistsError(str(exc), holder=route) from exc
+
+
+class TrustsAnswers(GoodProvider):
+    """Reads the cloud's answers without checking their shape."""
+
+    def checked(self, entries: list[Entry]) -> list[Entry]:
+        """Whatever came."""
+        return entries

@@ -25,6 +25,7 @@ from routectl.errors import (
 )
 from routectl.fence import Fence
 from routectl.gate import RateLimitedProvider
+from routectl.logctx import v
 from routectl.model import Route
 from routectl.policy import CallPolicy
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
@@ -283,13 +284,17 @@ async def test_a_plugin_surprise_is_a_transient_error_logged_once(
     """Anything a plugin raises outside the tree leaves the gate as a ProviderError."""
     policy = CallPolicy(max_attempts=2, backoff_base=1.0, backoff_cap=8.0)
     provider = gated(Surprising(FakeCloud(), surprise), policy)
-    with caplog.at_level(logging.WARNING, logger="routectl"):
+    with caplog.at_level(v(1), logger="routectl"):
         for _ in range(2):
             with pytest.raises(ProviderError, match="unexpected failure in the provider"):
                 await provider.create_route(route(1), name_hint="h")
+    default = [r for r in caplog.records if r.levelno >= logging.INFO]
+    assert len(default) == 1, "one line at the default verbosity, however often it fails"
+    assert not default[0].exc_info, "no traceback at the default verbosity"
+    assert type(surprise).__name__ in default[0].getMessage()
     tracebacks = [r for r in caplog.records if r.exc_info]
-    assert len(tracebacks) == 1
-    assert type(surprise).__name__ in tracebacks[0].getMessage()
+    assert len(tracebacks) == 1, "the traceback once, at -v=1"
+    assert tracebacks[0].levelno == v(1)
     assert provider.statistics().count("create", "error") == 4
 
 

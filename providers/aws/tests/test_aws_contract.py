@@ -31,6 +31,10 @@ class TestAwsContract(ProviderContract):
     (``cache-seconds=0``) so a terminated one shows as a blackhole at once.
     """
 
+    parses_answers = False
+    """Not yet: moto cannot garble an answer, so the malformed-answer rule is not run here
+    (botocore parses the XML by the service model; the plugin's own reads are unchecked)."""
+
     node_name: ClassVar[str] = "private-dns-name"
     """The naming rule (``node-name``); every rule's restart equivalence is tested below."""
     foreign_kinds_elsewhere: tuple[str, ...] = ("other-cluster",)

@@ -68,6 +68,13 @@ class TestHcloudContract(ProviderContract):
         else:
             self._fake.lose_next_answer("/actions/add_route")
 
+    async def inject_malformed_answer(self) -> str:
+        """The network's routes come back with a string where a route object belongs."""
+        network = self._network.json()
+        network["routes"] = ["10.244.1.0/24 via 10.0.1.1", *network["routes"]]
+        self._fake.answer_next(f"/networks/{self._network.id}", {"network": network})
+        return "network.routes[0]"
+
     async def add_foreign_route(self, kind: str, destination: str) -> None:
         """An operator's route to an appliance's IP that no server has."""
         del kind

@@ -21,6 +21,10 @@ APPLIANCE_HOP = "172.16.0.1"  # an operator's VPN appliance on a transit subnet
 class TestOpenStackContract(ProviderContract):
     """Two servers on the Nodes' subnets; other clusters and operators share the router."""
 
+    parses_answers = False
+    """Not yet: the fake behind openstacksdk has no hook to garble an answer, so the
+    malformed-answer rule is not run here."""
+
     atomic: ClassVar[bool] = True
     nodes = ("node-a", "node-b")
     throttle_retry_after: float | None = 7.0

@@ -50,6 +50,13 @@ class TestExampleContract(ProviderContract):
         else:
             self.fake.lose_next_answer()
 
+    async def inject_malformed_answer(self) -> str:
+        """The next GET is a page of routes with a number where a destination belongs."""
+        labels = {"cluster": "contract"}
+        route = {"id": "r-x", "destination": 167772160, "server": "srv-1", "labels": labels}
+        self.fake.answer_next("/routes", {"routes": [route], "next_page": None})
+        return "routes[0].destination"
+
     async def add_foreign_route(self, kind: str, destination: str) -> None:
         """Another cluster's route to its server, or an operator's unlabelled one."""
         if kind == "other-cluster":

@@ -13,7 +13,9 @@ until they finish; this provider's own changes to the network are made one at a 
 Hetzner refuses a change while another one runs (``locked``/``conflict``). IPv6 is refused
 early: Hetzner networks do not route it. A delete removes only the route it was given: the
 gateway in its listed name, or the target Node's IP; a route that now leads elsewhere is
-"not found". Every HTTP request spends the request budget the factory was handed.
+"not found". Every HTTP request spends the request budget the factory was handed. Answers
+are read by type (:class:`routectl.answers.Answer`): a field of the wrong shape is one
+:class:`~routectl.errors.MalformedAnswerError` naming it, never an ``AttributeError``.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ import ipaddress
 import logging
 import os
 from collections.abc import Collection, Mapping
-from typing import Any
 
 from routectl.cidr import canonical, network_or_none, parse_cidr
 from routectl.errors import (
+    MalformedAnswerError,
     ProviderError,
     ProviderTerminalError,
     RouteAlreadyExistsError,
@@ -139,7 +141,8 @@ class HcloudProvider:
                     raise
                 await self._explain_rejected_add(err, destination=destination, gateway=gateway)
                 return
-            await self._api.wait(Action.parse(answer.get("action") or {}), operation="add_route")
+            action = self._api.answer(answer, operation="add_route").field("action")
+            await self._api.wait(Action.parse(action), operation="add_route")
         if self._routes is not None:
             self._routes[destination] = _NetworkRoute(destination=destination, gateway=gateway)
 
@@ -172,7 +175,8 @@ class HcloudProvider:
                         f"no route to {route.destination_cidr} in the network"
                     ) from err
                 raise
-            await self._api.wait(Action.parse(answer.get("action") or {}), operation="delete_route")
+            action = self._api.answer(answer, operation="delete_route").field("action")
+            await self._api.wait(Action.parse(action), operation="delete_route")
         if self._routes is not None:
             self._routes.pop(key, None)
 
@@ -190,13 +194,13 @@ class HcloudProvider:
         found = await self._api.pages(
             "/networks", "networks", operation="list networks", params={"name": name}
         )
-        matches = [n for n in found if n.get("name") == name]
+        matches = [n for n in found if n.field("name").text(default="") == name]
         if len(matches) != 1:
             raise ProviderTerminalError(
                 f"Hetzner Cloud: {len(matches) or 'no'} networks named {name!r}; "
                 "set the option network to the network's id"
             )
-        self._network_id = int(matches[0]["id"])
+        self._network_id = matches[0].field("id").integer()
         return self._network_id
 
     async def _load_routes(self) -> dict[str, _NetworkRoute]:
@@ -212,14 +216,20 @@ class HcloudProvider:
                     f"Hetzner Cloud: network {network_id} does not exist"
                 ) from err
             raise
-        network: dict[str, Any] = answer.get("network") or {}
+        network = self._api.answer(answer, operation="get network").field("network")
         routes: dict[str, _NetworkRoute] = {}
-        for raw in network.get("routes") or []:
-            destination, gateway = str(raw.get("destination", "")), str(raw.get("gateway", ""))
-            if destination:
-                routes[canonical(destination)] = _NetworkRoute(
-                    destination=destination, gateway=gateway
+        for raw in network.field("routes").items():
+            destination = raw.field("destination")
+            gateway = raw.field("gateway").text()
+            if network_or_none(destination.text()) is None:
+                raise MalformedAnswerError(
+                    f"Hetzner Cloud get network: malformed answer: {destination.path} is "
+                    f"{destination.value!r:.60}, not a CIDR",
+                    field=destination.path,
                 )
+            routes[canonical(destination.text())] = _NetworkRoute(
+                destination=destination.text(), gateway=gateway
+            )
         self._routes = routes
         return routes
 
@@ -266,12 +276,12 @@ class HcloudProvider:
             found = await self._api.pages("/servers", "servers", operation="list servers")
             servers = _Servers(stamp=now)
             for server in found:
-                name = str(server.get("name", ""))
+                name = server.field("name").text()
                 ip = next(
                     (
-                        str(net.get("ip", ""))
-                        for net in server.get("private_net") or []
-                        if int(net.get("network", 0)) == network_id
+                        net.field("ip").text(default="")
+                        for net in server.field("private_net").items()
+                        if net.field("network").integer() == network_id
                     ),
                     "",
                 )

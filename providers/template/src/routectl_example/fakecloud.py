@@ -4,7 +4,8 @@ It keeps state and behaves like the documented API: ``GET /servers``; ``GET /rou
 (two routes a page, ``next_page``); ``POST /routes`` (409 when the destination is taken);
 ``DELETE /routes/{id}`` (404 when gone). Tests count :attr:`FakeCloud.requests`, queue error
 answers with :meth:`FakeCloud.fail_next` (a 429 carries ``Retry-After``), and make the next
-``POST`` carry out its change but lose its answer with :meth:`FakeCloud.lose_next_answer`.
+``POST`` carry out its change but lose its answer with :meth:`FakeCloud.lose_next_answer`;
+:meth:`FakeCloud.answer_next` gives the next ``GET`` of a path a body of any shape.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class FakeCloud:
         self.url = ""
         self._errors: collections.deque[tuple[int, dict[str, str]]] = collections.deque()
         self._lose_next = False
+        self._bodies: dict[str, object] = {}
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
 
@@ -51,6 +53,10 @@ class FakeCloud:
     def fail_next(self, status: int, **headers: str) -> None:
         """Answer the next request with ``status`` (and ``headers``, e.g. Retry-After)."""
         self._errors.append((status, headers))
+
+    def answer_next(self, path: str, body: object) -> None:
+        """Answer the next ``GET`` of ``path`` (``/routes``) with 200 and ``body``."""
+        self._bodies[path] = body
 
     def lose_next_answer(self) -> None:
         """Carry out the next ``POST /routes``, then drop the connection unanswered."""
@@ -79,6 +85,9 @@ class FakeCloud:
         if self._errors:
             status, headers = self._errors.popleft()
             return web.json_response({"error": "injected"}, status=status, headers=headers)
+        path = request.path.removeprefix("/v1")
+        if request.method == "GET" and path in self._bodies:
+            return web.json_response(self._bodies.pop(path))
         response: web.StreamResponse = await handler(request)
         if self._lose_next and request.method == "POST" and request.transport is not None:
             self._lose_next = False
