@@ -67,9 +67,14 @@ class ContractBase:
     """Seconds the injected "throttled" fault asks to wait; None: any positive hint passes."""
     settle_seconds: float = 0.0
     """Seconds the cloud needs before a listing shows a change (actions, eventual consistency)."""
+    knows_machines: bool = True
+    """False for a fake cloud that routes to any name (no machines to look up)."""
     parses_answers: bool = True
     """False where an SDK validates every answer before the plugin sees it (the malformed
     answer rule is then skipped, with that reason)."""
+    target_cache_seconds: float = 0.0
+    """Seconds a listing may resolve targets from the plugin's cache: the suite waits this
+    long after removing a machine before it expects the route listed as a blackhole."""
     call_timeout: float = 30.0
     """The suite's own timeout for a call whose answer the cloud loses (loop clock)."""
 
@@ -94,8 +99,10 @@ class ContractBase:
             "cloud receives, so the suite can check every one spent the budget"
         )
 
-    async def inject_fault(self, kind: str) -> None:
-        """Make the plugin's next request fail as ``kind`` (see :data:`FAULT_KINDS`).
+    async def inject_fault(self, kind: str, *, after: int = 0) -> None:
+        """Make the plugin's next request fail as ``kind`` (see :data:`FAULT_KINDS`); with
+        ``after``, let that many requests through first (the suite fails each request of a
+        listing, a create and a delete in turn: later pages, look-ups, polls).
 
         ``"throttled"``: 429-style, asking to wait :attr:`throttle_retry_after`;
         ``"transient"``: a 5xx without ``Retry-After``, or a lock; ``"terminal"``: a
@@ -216,11 +223,14 @@ class ContractBase:
             )
 
     async def lose_node(self, node: str) -> None:
-        """:meth:`remove_node`, failing clearly if the hook is missing."""
+        """:meth:`remove_node`, failing clearly if the hook is missing; then the time the
+        plugin's target cache may take to notice (:attr:`target_cache_seconds`)."""
         try:
             await self.remove_node(node)
         except NotImplementedError:
             pytest.fail(f"implement remove_node(node) in {type(self).__name__}")
+        if self.target_cache_seconds:
+            await asyncio.sleep(self.target_cache_seconds)
 
     def pytest_generate_tests(self, metafunc: Any) -> None:
         """Run each foreign-route rule once per kind the class declares."""

@@ -45,9 +45,10 @@ class SharedCloudContract(ProviderContract):
         """Every method call of the cloud is a request."""
         return len(self.fake.requests)
 
-    async def inject_fault(self, kind: str) -> None:
-        """The next request (the next write, for a lost answer) fails as ``kind``."""
+    async def inject_fault(self, kind: str, *, after: int = 0) -> None:
+        """The next request (the next write, for a lost answer) after ``after`` fails."""
         self.fake.faults.append(kind)
+        self.fake.delay = after
 
     async def inject_malformed_answer(self) -> str:
         """The next page carries an entry whose destination is a number."""

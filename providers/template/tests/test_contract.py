@@ -39,8 +39,10 @@ class TestExampleContract(ProviderContract):
         """Requests the fake API received."""
         return len(self.fake.requests)
 
-    async def inject_fault(self, kind: str) -> None:
-        """The next request is throttled (7 s), fails (503), is refused (403), or is lost."""
+    async def inject_fault(self, kind: str, *, after: int = 0) -> None:
+        """The next request (after ``after``) is throttled (7 s), fails (503), is refused
+        (403), or the next write is lost."""
+        self.fake.let_through(after)
         if kind == "throttled":
             self.fake.fail_next(429, **{"Retry-After": "7"})
         elif kind == "transient":

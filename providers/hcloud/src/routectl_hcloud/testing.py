@@ -167,6 +167,7 @@ class FakeHcloud:
         self._actions: dict[int, _Action] = {}
         self._faults: collections.deque[_Fault] = collections.deque()
         self._scripted: list[tuple[str, object]] = []
+        self._delay = 0
         self._action_faults: collections.deque[tuple[str, str]] = collections.deque()
         self._lose: list[str] = []
         self._ids = iter(range(1000, 10**9))
@@ -215,9 +216,12 @@ class FakeHcloud:
         path: str | None = None,
         times: int = 1,
         headers: Mapping[str, str] | None = None,
+        after: int = 0,
     ) -> None:
         """Answer the next ``times`` requests (matching ``method``/``path``) with an error,
-        carrying ``headers`` (a ``Retry-After``, say) besides the rate-limit ones."""
+        carrying ``headers`` (a ``Retry-After``, say) besides the rate-limit ones; with
+        ``after``, let that many matching requests through first."""
+        self._delay = after
         fault = _Fault(
             status=status,
             code=code,
@@ -334,6 +338,9 @@ class FakeHcloud:
                 return web.json_response(body)
         for index, fault in enumerate(self._faults):
             if fault.method in (None, request.method) and fault.path in (None, path):
+                if self._delay:
+                    self._delay -= 1
+                    break
                 del self._faults[index]
                 answer = _error(fault.status, fault.code, fault.message)
                 answer.headers.update(fault.headers)

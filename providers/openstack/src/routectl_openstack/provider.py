@@ -25,7 +25,7 @@ import os
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from routectl.cidr import canonical
+from routectl.cidr import parse_cidr
 from routectl.errors import ProviderError, ProviderTerminalError, RouteNotFoundError
 from routectl.model import Route
 from routectl.provider import BatchResult, RequestBudget
@@ -299,7 +299,7 @@ class OpenStackProvider:
     @staticmethod
     def _destination(route: Route) -> str:
         try:
-            return canonical(str(ipaddress.ip_network(route.destination_cidr, strict=False)))
+            return str(parse_cidr(route.destination_cidr))  # as Kubernetes spells it: sloppy
         except ValueError as exc:
             raise ProviderTerminalError(
                 f"invalid destination CIDR {route.destination_cidr!r}"
