@@ -8,7 +8,8 @@ jitter, capped attempts, terminal errors never retried). Requests are paced by t
 budget, else one token per attempt here. Promises:
 
 * no write (create, delete, batch) starts unless the :class:`~routectl.fence.Fence` admits
-  it, and its timeout never outlives the lease;
+  it, and its timeout never outlives the lease; a write cut off without an answer (timed out,
+  cancelled) is reported to the fence, which then keeps the Lease from being released;
 * a cloud's retry-after pauses every request, capped (``--cloud-retry-after-cap``); a pause
   longer than the per-call backoff cap fails the call at once, so the sync fails visibly and
   the worker retries it when the pause is over, instead of the call hanging silently;
@@ -266,7 +267,13 @@ class RateLimitedProvider:
             async with asyncio.timeout(timeout):
                 return await fn()
         except TimeoutError:
+            if operation in WRITES:
+                self.fence.cut_off()
             raise ProviderTimeoutError(f"{operation} did not answer within {timeout:g}s") from None
+        except asyncio.CancelledError:
+            if operation in WRITES:
+                self.fence.cut_off()  # the cloud may still carry it out
+            raise
         except ProviderThrottledError as exc:
             asked = exc.retry_after
             granted = self.budget.pause(asked, what=f"{operation}: {exc}")

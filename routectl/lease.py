@@ -127,11 +127,23 @@ class LeaderElector:
                 )
 
     async def release(self) -> None:
-        """Give the Lease up (holder cleared, 1 s duration), if we still hold it."""
+        """Give the Lease up (holder cleared, 1 s duration), if we still hold it and no cloud
+        write was cut off lately (then it is left to expire)."""
         self.fence.revoke()  # first: no write may start once we hand the Lease back
         if not self.is_leader:
             return
         self.is_leader = False
+        if self.fence.in_doubt(within=self.lease_seconds):
+            logger.warning(
+                "Not releasing lease %s/%s: a cloud write was cut off without an answer and "
+                "the cloud may still carry it out; the Lease expires within %gs instead, so "
+                "the next leader starts after it",
+                self.settings.namespace,
+                self.settings.name,
+                self.lease_seconds,
+                extra={"lease": self._lease_name},
+            )
+            return
         try:
             async with asyncio.timeout(self.settings.renew_deadline):
                 lease = await self.kube.get_lease(self.settings.namespace, self.settings.name)

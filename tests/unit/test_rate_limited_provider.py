@@ -408,3 +408,31 @@ async def test_a_listing_that_is_not_a_collection_is_a_transient_error() -> None
     gate = gated(plugin, CallPolicy(max_attempts=1))
     with pytest.raises(ProviderError, match="unexpected failure in the provider: TypeError"):
         await gate.list_routes()
+
+
+async def test_a_write_cut_off_without_an_answer_leaves_the_lease_in_doubt() -> None:
+    """A create cancelled mid-call, or timed out, may still be carried out by the cloud: the
+    fence says so for a lease's length (the elector then lets the Lease expire); a listing
+    cut off, or a write that answered, leaves no doubt."""
+    cloud = FakeCloud(CloudSettings(write_latency=10.0, list_latency=10.0))
+    fence = Fence(open_=True)
+    provider = gated(FakeProvider.over(cloud, "c"), CallPolicy(timeout=60.0), fence=fence)
+    listing = asyncio.create_task(provider.list_routes())
+    await asyncio.sleep(1.0)
+    listing.cancel()
+    await asyncio.gather(listing, return_exceptions=True)
+    await provider.create_route(route(1), name_hint="h")
+    assert not fence.in_doubt(within=15.0), "reads and answered writes leave no doubt"
+    create = asyncio.create_task(provider.create_route(route(2), name_hint="h"))
+    await asyncio.sleep(1.0)
+    create.cancel()
+    await asyncio.gather(create, return_exceptions=True)
+    assert fence.in_doubt(within=15.0)
+    await asyncio.sleep(16.0)
+    assert not fence.in_doubt(within=15.0), "the doubt lasts a lease's length"
+    cloud.fail_next("delete", Fault(hang=True))
+    with pytest.raises(ProviderTimeoutError):
+        await gated(
+            FakeProvider.over(cloud, "c"), CallPolicy(timeout=5.0, max_attempts=1), fence=fence
+        ).delete_route(route(1))
+    assert fence.in_doubt(within=15.0), "a write that timed out is in doubt too"
