@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import math
 import random
 from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from typing import TypeVar, cast
@@ -62,6 +63,7 @@ from routectl.policy import NO_OBSERVER, CallObserver, CallPolicy, CallStatistic
 from routectl.problems import MALFORMED_ROUTE
 from routectl.provider import BatchResult, RouteProvider, batch_capable, replace_capable
 from routectl.ratelimit import backoff_delay
+from routectl.syntax import format_duration
 
 T = TypeVar("T")
 WRITES = frozenset({"create", "delete", "batch", "replace"})
@@ -279,7 +281,8 @@ class RateLimitedProvider:
             granted = self.budget.pause(asked, what=f"{operation}: {exc}")
             if asked is not None and asked > self.policy.backoff_cap:
                 raise CloudPausedError(
-                    f"{exc} (the cloud asked to wait {asked:g}s; calls wait {granted:g}s)",
+                    f"{exc} (the cloud asked to wait {_wait(asked)}; calls wait "
+                    f"{format_duration(granted)})",
                     retry_after=granted,
                 ) from exc
             raise
@@ -339,6 +342,11 @@ class RateLimitedProvider:
         if isinstance(exc, ProviderThrottledError) and exc.retry_after:
             delay = max(delay, exc.retry_after)
         return delay
+
+
+def _wait(seconds: float) -> str:
+    """A cloud's wait hint in words: Go's duration spelling, or "forever"."""
+    return "forever" if math.isinf(seconds) else format_duration(seconds)
 
 
 def _retrieved(task: asyncio.Task[tuple[Route, ...]]) -> None:

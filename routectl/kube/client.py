@@ -12,6 +12,8 @@ which also paces and observes each request; watch streams are framed by
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kubernetes_asyncio import client, config
 
 from routectl.errors import ConfigError
@@ -40,6 +42,9 @@ class KubeClient(NodeCalls, LeaseCalls, EventCalls, ReviewCalls):
         ``pacing`` limits the requests (None: unlimited); ``observer`` hears of each.
         """
         cfg = client.Configuration()
+        if kubeconfig and (missing := _not_a_file(kubeconfig)):
+            # kubernetes-asyncio would say "Expected key current-context" of a missing file.
+            raise ConfigError(f"--kubeconfig {kubeconfig}: the file {missing}")
         try:
             if kubeconfig:
                 await config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
@@ -56,3 +61,11 @@ class KubeClient(NodeCalls, LeaseCalls, EventCalls, ReviewCalls):
     async def aclose(self) -> None:
         """Close the HTTP session."""
         await self.api.close()
+
+
+def _not_a_file(path: str) -> str:
+    """Why ``path`` cannot be read as a kubeconfig file, or "" when it is a file."""
+    where = Path(path)
+    if where.is_file():
+        return ""
+    return "is not a file" if where.exists() else "does not exist"

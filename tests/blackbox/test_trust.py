@@ -4,6 +4,7 @@ routed while its traffic goes elsewhere."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +75,27 @@ async def test_a_plugin_surprise_is_one_line_and_its_traceback_only_at_v1(
     assert len(a.logged(r"The provider failed unexpectedly in list \(")) == 1
     assert len(a.logged("^Traceback")) == tracebacks
     assert await a.stop() == 0
+
+
+async def test_a_missing_kubeconfig_says_so_in_one_line(bench: Bench, tmp_path: Path) -> None:
+    """Not "Expected key current-context": the file named does not exist."""
+    missing = tmp_path / "nowhere" / "kubeconfig"
+    a = await bench.start(bench.args(kubeconfig=str(missing)), wait=False)
+    assert await a.exit_code() == 2
+    (line,) = [line for line in a.lines if line.strip()]
+    assert f"--kubeconfig {missing}: the file does not exist" in line
+    assert "current-context" not in line
+
+
+async def test_a_missing_certificate_exits_before_anything_is_served(
+    bench: Bench, tmp_path: Path
+) -> None:
+    """A --tls-cert-file that does not exist is one line and exit 2; nothing says "Serving"
+    first (the plain port is not opened)."""
+    cert, key = tmp_path / "missing.crt", tmp_path / "missing.key"
+    args = bench.args(secure_port="45678", tls_cert_file=str(cert), tls_private_key_file=str(key))
+    a = await bench.start(args, wait=False)
+    assert await a.exit_code() == 2
+    assert not a.logged("Serving")
+    (line,) = [line for line in a.lines if line.strip()]
+    assert "--tls-cert-file" in line

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 from collections.abc import Collection
 from typing import Any, cast
@@ -15,6 +16,7 @@ import pytest
 
 from routectl.budget import Budget
 from routectl.errors import (
+    CloudPausedError,
     CloudWriteFencedError,
     ProviderError,
     ProviderTerminalError,
@@ -436,3 +438,18 @@ async def test_a_write_cut_off_without_an_answer_leaves_the_lease_in_doubt() -> 
             FakeProvider.over(cloud, "c"), CallPolicy(timeout=5.0, max_attempts=1), fence=fence
         ).delete_route(route(1))
     assert fence.in_doubt(within=15.0), "a write that timed out is in doubt too"
+
+
+@pytest.mark.parametrize(
+    ("asked", "said"),
+    [(math.inf, "wait forever; calls wait 2m0s"), (3.43587e8, "wait 95440h50m0s; calls wait 2m0s")],
+)
+async def test_a_huge_retry_after_is_said_in_words(asked: float, said: str) -> None:
+    """Retry-After values print as durations, never as 'infs' or '3.43587e+08s'."""
+    cloud = FakeCloud()
+    cloud.fail_next("create", Fault(error=ProviderThrottledError("slow down", retry_after=asked)))
+    with pytest.raises(CloudPausedError) as caught:
+        await gate(cloud).create_route(route(1), name_hint="h")
+    assert said in str(caught.value)
+    assert "inf" not in str(caught.value)
+    assert "e+" not in str(caught.value)
