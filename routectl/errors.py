@@ -8,6 +8,7 @@ an error means, and plugins translate their SDK's exceptions at their own bounda
       + ConfigError                  -- bad flag, value or option; exit 2 at start-up
         - ProviderNotFoundError      -- no entry point of that name in ``routectl.providers``
       + InvalidObjectError           -- a Kubernetes object routectl cannot read (skipped)
+        - ImpossibleObjectError      -- one the API server never serves: its last view stands
       + LeadershipLostError          -- the Lease was not renewed in time: stop writing now
       + WriteFencedError             -- the lease is not valid long enough to start a write
         - CloudWriteFencedError      -- (also a ProviderError) a cloud write not started
@@ -57,6 +58,15 @@ class ProviderNotFoundError(ConfigError):
 
 class InvalidObjectError(RoutectlError):
     """A Kubernetes object lacks what routectl needs to read it (for example a name)."""
+
+
+class ImpossibleObjectError(InvalidObjectError):
+    """A Kubernetes object the API server never serves (``spec: null``, ``podCIDRs`` not a
+    list): what it says is unknown, so what routectl last knew of it stands."""
+
+    def __init__(self, message: str, *, name: str) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 class LeadershipLostError(RoutectlError):

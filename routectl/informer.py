@@ -26,7 +26,12 @@ import types
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-from routectl.errors import InvalidObjectError, KubeError, ResourceVersionGoneError
+from routectl.errors import (
+    ImpossibleObjectError,
+    InvalidObjectError,
+    KubeError,
+    ResourceVersionGoneError,
+)
 from routectl.kube import NodeListing, parse_node
 from routectl.model import NodeView
 from routectl.ratelimit import backoff_delay
@@ -97,9 +102,26 @@ class NodeStore:
         return changes
 
 
-def _parse(raw: Any) -> NodeView | None:
+def _parse(raw: Any, known: NodeStore | None = None) -> NodeView | None:
+    """The Node as routectl sees it; one the API server never serves keeps the view last
+    known of it (its routes stay), with a WARNING saying why."""
     try:
         return parse_node(raw)
+    except ImpossibleObjectError as exc:
+        last = known.get(exc.name) if known is not None else None
+        if last is not None:
+            logger.warning(
+                "%s; keeping what routectl last knew of it (its routes stay)",
+                exc,
+                extra={"node": exc.name},
+            )
+        else:
+            logger.warning(
+                "%s; skipping it until it can be read (routectl never knew it)",
+                exc,
+                extra={"node": exc.name},
+            )
+        return last
     except InvalidObjectError as exc:
         logger.warning("Skipping a Node that cannot be read: %s", exc)
         return None
@@ -209,7 +231,7 @@ class Informer:
 
     async def _list(self) -> str:
         listing = await self.kube.list_nodes()
-        views = [view for view in map(_parse, listing.items) if view is not None]
+        views = [view for raw in listing.items if (view := _parse(raw, self.store)) is not None]
         first = not self.synced.is_set()
         changes = self.store.replace(views)
         for old, new in changes:
@@ -242,7 +264,7 @@ class Informer:
         metadata = metadata if isinstance(metadata, dict) else {}
         version = metadata.get("resourceVersion")
         if kind in ("ADDED", "MODIFIED"):
-            view = _parse(obj)
+            view = _parse(obj, self.store)
             if view is not None:
                 old = self.store.upsert(view)
                 if old != view:

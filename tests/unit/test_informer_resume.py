@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from routectl.errors import KubeError
+from routectl.errors import KubeError, ResourceVersionGoneError
 from routectl.informer import Informer, NodeStore
 from routectl.kube import NodeListing
 
@@ -67,3 +67,55 @@ async def test_a_watch_cut_mid_stream_resumes_after_the_last_event_applied() -> 
     await asyncio.gather(task, return_exceptions=True)
     assert source.watched_from == ["10", "12"]
     assert seen == [(None, "gone"), ("gone", None)]
+
+
+class ImpossibleSource:
+    """Lists one good Node, then watches it turn impossible (spec: null), and relists it so."""
+
+    def __init__(self) -> None:
+        self.lists = 0
+
+    def node(self, spec: object, version: int) -> dict[str, Any]:
+        meta = {"name": "n1", "uid": "u1", "resourceVersion": str(version)}
+        return {"metadata": meta, "spec": spec}
+
+    async def list_nodes(self) -> NodeListing:
+        """First the good Node; on a relist, the impossible one."""
+        self.lists += 1
+        spec = {"podCIDRs": ["10.244.1.0/24"]} if self.lists == 1 else None
+        return NodeListing(items=[self.node(spec, 10)], resource_version="10")
+
+    async def watch_nodes(
+        self, *, resource_version: str, timeout_seconds: int
+    ) -> AsyncIterator[dict[str, Any]]:
+        """MODIFIED with spec: null, then the watch expires (410): relist."""
+        if self.lists == 1:
+            yield {"type": "MODIFIED", "object": self.node(None, 11)}
+            raise ResourceVersionGoneError("too old", status=410)
+        await asyncio.sleep(3600)
+
+
+async def test_a_node_turned_impossible_keeps_its_last_view_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A Node served with spec: null (by a watch event, then by a relist) is not a Node
+    without a pod CIDR: its last view stands, so its route stays, and a WARNING says why."""
+    store = NodeStore()
+    informer = Informer(
+        kube=ImpossibleSource(),
+        store=store,
+        on_change=lambda old, new: None,
+        on_relist=lambda reason: None,
+        rng=random.Random(1),
+        clock=lambda: asyncio.get_running_loop().time(),
+    )
+    task = asyncio.create_task(informer.run())
+    await asyncio.sleep(60)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    kept = store.get("n1")
+    assert kept is not None
+    assert kept.pod_cidrs == ("10.244.1.0/24",)
+    told = [r.getMessage() for r in caplog.records if "never serves" in r.getMessage()]
+    assert told, "a WARNING says why"
+    assert all("spec is null" in line and "its routes stay" in line for line in told)
