@@ -18,6 +18,10 @@ A sync (:meth:`Controller.sync`):
    writes in the cached listing, and writes each Node's NetworkUnavailable where it must
    change the moment that Node's own routes are settled (:mod:`routectl.readiness`).
 
+A sync that wrote asks for a fresh listing :data:`VERIFY_AFTER` seconds later; that listing
+confirms each write the cloud acknowledged, and one it does not show is counted
+(``routectl_unconfirmed_writes_total``), said, and written again by the plan on it.
+
 Anything that failed makes the sync raise :class:`~routectl.errors.SyncFailedError` (an
 exception group of every failed call and write), and the changes go back for the next
 sync; the worker (:mod:`routectl.worker`) decides when that is.
@@ -33,13 +37,14 @@ from collections.abc import Callable, Sequence
 from routectl.allocation import NodeIpam
 from routectl.apply import Applied, CreateDone, apply_batch, apply_routes
 from routectl.changes import Changes, Dirty
+from routectl.cidr import canonical
 from routectl.config import Settings
 from routectl.errors import ProviderError, RoutectlError, SyncFailedError
 from routectl.guard import Verdict, guard
 from routectl.informer import NodeStore
 from routectl.listing import Listing, ListingCache
 from routectl.metrics import Metrics
-from routectl.model import NodeView
+from routectl.model import NodeView, Route
 from routectl.provider import RouteProvider, batch_capable
 from routectl.queue import Batch
 from routectl.readiness import ConditionStream
@@ -48,6 +53,9 @@ from routectl.scope import scope
 from routectl.status import NodeStatus
 
 logger = logging.getLogger(__name__)
+VERIFY_AFTER = 5.0
+"""Seconds after a sync that wrote until a fresh listing confirms its writes (one listing,
+whatever the number of writes; a write acknowledged but not carried out is caught then)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,6 +100,10 @@ class Controller:
         self.last: Planned | None = None
         self._guard_tripped = False
         self._again: asyncio.TimerHandle | None = None
+        self._verify: asyncio.TimerHandle | None = None
+        self._unconfirmed: dict[tuple[str, str], str] = {}
+        """(target Node, canonical CIDR) -> "create"/"delete": writes the cloud acknowledged
+        that no listing has shown yet."""
 
     async def sync(self, batch: Batch) -> None:
         """Run one sync; raises SyncFailedError (or a provider/kube error) if anything failed."""
@@ -116,6 +128,8 @@ class Controller:
         except ProviderError as exc:
             await self.status.routes_blocked(self.changes.waiting(), exc)
             raise
+        if listing.fresh:
+            self._confirm(listing.routes)
         dirty, allocation_errors = await self._allocate(listing, dirty)
         work = self._plan(listing, dirty)
         if self.listing.must_relist(work.plan):
@@ -132,6 +146,7 @@ class Controller:
             self.listing.invalidate()
             raise
         self.changes.needs_full &= not work.full
+        self._to_confirm(applied)
         if verdict.tripped:
             self._look_again()
         if listing.stale:
@@ -200,6 +215,41 @@ class Controller:
                 self.settings.retry_backoff_cap, self._again_due
             )
 
+    def _to_confirm(self, applied: Applied) -> None:
+        """Remember this sync's acknowledged writes, and list again soon to confirm them."""
+        for c in applied.created:
+            self._unconfirmed[_key(c.route)] = "create"
+        for route in applied.deleted:
+            self._unconfirmed[_key(route)] = "delete"
+        if applied.changed and self._verify is None:
+            self._verify = asyncio.get_running_loop().call_later(VERIFY_AFTER, self._verify_due)
+
+    def _verify_due(self) -> None:
+        self._verify = None
+        self.request_fresh()
+
+    def _confirm(self, routes: Sequence[Route]) -> None:
+        """A fresh listing: every acknowledged write it does not show is counted and said
+        (the plan on this listing writes it again, and the Node's condition follows)."""
+        if not self._unconfirmed:
+            return
+        listed = {_key(r) for r in routes if not r.blackhole}
+        for (node, cidr), operation in sorted(self._unconfirmed.items()):
+            shown = (node, cidr) in listed
+            if shown == (operation == "create"):
+                continue
+            self.metrics.unconfirmed_writes.labels(operation=operation).inc()
+            logger.warning(
+                "The cloud acknowledged the %s of the route to %s via node %s, but the listing "
+                "after it %s; writing it again",
+                operation,
+                cidr,
+                node,
+                "does not show it" if operation == "create" else "still shows it",
+                extra={"node": node, "cidr": cidr},
+            )
+        self._unconfirmed.clear()
+
     def _again_due(self) -> None:
         self._again = None
         self.request_fresh()
@@ -232,6 +282,13 @@ class Controller:
         """``name`` has all its routes: observe how long it waited for them."""
         for seconds in self.changes.routed([name], now=self.clock()):
             self.metrics.route_latency.observe(seconds)
+
+
+def _key(route: Route) -> tuple[str, str]:
+    try:
+        return route.target_node, canonical(route.destination_cidr)
+    except ValueError:
+        return route.target_node, route.destination_cidr
 
 
 def _summary(applied: Applied, errors: Sequence[RoutectlError]) -> str:

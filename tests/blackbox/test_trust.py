@@ -99,3 +99,25 @@ async def test_a_missing_certificate_exits_before_anything_is_served(
     assert not a.logged("Serving")
     (line,) = [line for line in a.lines if line.strip()]
     assert "--tls-cert-file" in line
+
+
+async def test_a_create_acknowledged_but_not_carried_out_is_caught_and_written_again(
+    bench: Bench,
+) -> None:
+    """The cloud answers 201 to a create and never makes the route: the listing routectl
+    makes soon after its writes (not an hour later, at the resync) shows it missing; the
+    write is counted in routectl_unconfirmed_writes_total, said, and made again, and the
+    Node ends RouteCreated with its route really there."""
+    answer = Scripted(
+        status=201, body=b'{"name": "lost"}', headers={"Content-Type": "application/json"}
+    )
+    bench.cloud.answer_next("create", answer)
+    bench.apiserver.create_node(node("n1", CIDR))
+    a = await bench.start(bench.args("--leader-elect=false", "--route-resync-period=1h"))
+    await until(lambda: bench.routes() == {("n1", CIDR)}, within=60)
+    creates = [r for r in bench.cloud.requests if r.operation == "create"]
+    assert len(creates) == 2, creates  # the one acknowledged and dropped, and the one made
+    assert await a.metric("routectl_unconfirmed_writes_total", operation="create") == 1, a.log()
+    assert a.logged("acknowledged the create of the route to 10.244.1.0/24 via node n1")
+    await until(lambda: bench.condition("n1") == ("False", "RouteCreated"), within=30)
+    assert await a.stop() == 0
