@@ -234,9 +234,18 @@ class RateLimitedProvider:
             sleep=asyncio.sleep,
             reraise=True,
         )
-        async for attempt in retrying:
-            with attempt:
-                return await self._attempt(operation, fn)
+        clock = asyncio.get_running_loop().time
+        started = clock()
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await self._attempt(operation, fn)
+        except ProviderTimeoutError as exc:
+            tries = int(retrying.statistics.get("attempt_number", 1))
+            if tries > 1:  # say what the caller waited, not only the last attempt's timeout
+                spent = format_duration(clock() - started)
+                raise ProviderTimeoutError(f"{exc} ({tries} attempts over {spent})") from exc
+            raise
         raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
 
     async def _attempt(self, operation: str, fn: Callable[[], Awaitable[T]]) -> T:

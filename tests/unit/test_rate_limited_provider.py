@@ -30,6 +30,7 @@ from routectl.gate import RateLimitedProvider
 from routectl.logctx import v
 from routectl.model import Route
 from routectl.policy import CallPolicy
+from routectl.syntax import format_duration
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from tests.fakes import EPOCH_CLOCK, gated
 
@@ -227,8 +228,11 @@ async def test_timeouts_exhausted_raise_provider_timeout() -> None:
     """When every attempt hangs, the caller gets ProviderTimeoutError."""
     cloud = FakeCloud()
     cloud.fail_next("list", Fault(hang=True), times=5)
-    with pytest.raises(ProviderTimeoutError):
+    with pytest.raises(ProviderTimeoutError) as caught:
         await gate(cloud, timeout=2.0, max_attempts=2).list_routes()
+    waited = asyncio.get_running_loop().time()
+    assert str(caught.value).startswith("list did not answer within 2s (2 attempts over ")
+    assert f"over {format_duration(waited)})" in str(caught.value), "the time really waited"
 
 
 async def test_concurrency_is_bounded() -> None:
