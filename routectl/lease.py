@@ -39,7 +39,10 @@ from typing import Any
 from routectl.errors import KubeError, LeadershipLostError
 from routectl.fence import Fence
 from routectl.kube import KubeClient, Pacing, format_micro_time
+from routectl.syntax import format_duration
 
+MIN_ATTEMPT = 0.01
+"""Seconds below which an attempt cannot be said to have waited for an answer."""
 logger = logging.getLogger(__name__)
 
 ATTEMPT_REQUESTS = 3
@@ -193,9 +196,15 @@ class LeaderElector:
         if isinstance(exc, KubeError):
             kind: tuple[str, ...] = ("kube", str(exc.status), exc.reason)
             text = str(exc) or type(exc).__name__
+        elif budget < MIN_ATTEMPT:
+            kind = ("late",)
+            text = (
+                "the renew deadline had passed before the attempt could start (was the "
+                "process paused or starved?)"
+            )
         else:
             kind = ("timeout",)
-            text = f"no answer from the API server within {budget:g}s"
+            text = f"no answer from the API server within {format_duration(budget)}"
         if kind == self._last_complaint:
             logger.debug("Lease attempt failed again: %s", text, extra={"lease": self._lease_name})
             return

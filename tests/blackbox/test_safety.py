@@ -42,6 +42,9 @@ async def test_a_paused_leader_writes_nothing_after_the_takeover(bench: Bench) -
     (said,) = a.logged("Leadership lost, exiting")
     assert "TaskGroup" not in said, "the line names the cause, not the task group"
     assert "renew" in said, said
+    refused = a.logged("Could not (create|delete) route")
+    assert not a.logged("within 0s"), "a paused process is told as such, not as a 0s timeout"
+    assert not refused, f"writes the fence refused were logged one by one: {refused[:3]}"
     late = bench.cloud.writes(client="a", since=taken_over)
     assert late == [], f"the old leader wrote after the takeover: {late}"
     await until(lambda: len(bench.routes()) == 30, within=60)
