@@ -8,6 +8,7 @@ an error means, and plugins translate their SDK's exceptions at their own bounda
       + ConfigError                  -- bad flag, value or option; exit 2 at start-up
         - ProviderNotFoundError      -- no entry point of that name in ``routectl.providers``
       + InvalidObjectError           -- a Kubernetes object routectl cannot read (skipped)
+        - ImpossibleObjectError      -- one the API server never serves: its last view stands
       + LeadershipLostError          -- the Lease was not renewed in time: stop writing now
       + WriteFencedError             -- the lease is not valid long enough to start a write
         - CloudWriteFencedError      -- (also a ProviderError) a cloud write not started
@@ -19,9 +20,13 @@ an error means, and plugins translate their SDK's exceptions at their own bounda
         - ProviderThrottledError     -- the cloud asked us to wait (``retry_after``): 429, 503+hint
           - CloudPausedError         -- ... for longer than a call retries: the sync fails now
         - ProviderTerminalError      -- retrying cannot help; wait for the next change
-        - RouteAlreadyExistsError    -- create of a route that exists: counts as success
+          - RouteHeldError           -- a create's destination is held by another route
+        - RouteAlreadyExistsError    -- create of a destination that is taken (``holder``):
+                                        success only if the holder is the route asked for
         - RouteNotFoundError         -- delete of a route that is gone: counts as success
         - CreateSkippedError         -- a create not tried: the delete it waits for failed
+        - MalformedAnswerError       -- the cloud answered something of the wrong shape
+                                        (``field`` names it); transient
 
 A sync that fails raises :class:`SyncFailedError`, an ``ExceptionGroup`` of the leaves
 above (every cloud call and Node write that failed), so the worker decides by type with
@@ -33,6 +38,10 @@ Messages never contain credentials: plugins must not put tokens or signed URLs i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from routectl.model import Route
 
 
 class RoutectlError(Exception):
@@ -49,6 +58,15 @@ class ProviderNotFoundError(ConfigError):
 
 class InvalidObjectError(RoutectlError):
     """A Kubernetes object lacks what routectl needs to read it (for example a name)."""
+
+
+class ImpossibleObjectError(InvalidObjectError):
+    """A Kubernetes object the API server never serves (``spec: null``, ``podCIDRs`` not a
+    list): what it says is unknown, so what routectl last knew of it stands."""
+
+    def __init__(self, message: str, *, name: str) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 class LeadershipLostError(RoutectlError):
@@ -119,7 +137,32 @@ class ProviderTerminalError(ProviderError):
 
 
 class RouteAlreadyExistsError(ProviderError):
-    """Create found the route already there; the controller counts it as success."""
+    """Create found its destination taken; ``holder`` is the route that holds it.
+
+    ``holder`` is that route as :meth:`~routectl.provider.RouteProvider.list_routes` would
+    list it (``target_node`` empty when it leads to no Node of this cluster), or None when
+    the plugin did not say. routectl counts the create done only when the holder is the
+    route it asked for (same destination, same target Node, this cluster's); without a
+    holder it looks at a listing to decide.
+    """
+
+    def __init__(self, message: str, *, holder: Route | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class RouteHeldError(ProviderTerminalError):
+    """A create found its destination held by a route other than the one asked for.
+
+    Raised by routectl's gate (never by plugins): the Node is not routed, and retrying the
+    same create cannot help until the holder is gone (routectl deletes it if it is one of
+    this cluster's routes; a foreign one is left alone and reported). ``holder`` is the
+    route that holds the destination, when known.
+    """
+
+    def __init__(self, message: str, *, holder: Route | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
 
 
 class RouteNotFoundError(ProviderError):
@@ -128,6 +171,19 @@ class RouteNotFoundError(ProviderError):
 
 class CreateSkippedError(ProviderError):
     """A create was not attempted: the delete of the route it replaces failed first."""
+
+
+class MalformedAnswerError(ProviderError):
+    """The cloud answered a value of the wrong shape; ``field`` is its path in the answer.
+
+    Transient: a garbled answer (a proxy's page, a cut body) may be right next time. Plugins
+    raise it (through :class:`routectl.answers.Answer`) instead of letting a ``KeyError`` or
+    ``ValueError`` out.
+    """
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class SyncFailedError(ExceptionGroup[RoutectlError]):

@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import socket
+import ssl
 import sys
 import uuid
 from collections.abc import Collection, Mapping
@@ -102,8 +103,10 @@ async def run(settings: Settings) -> int:
             identity=default_identity(),
             sources=sources,
         )
+        # The certificate first: a missing one is one line, before anything says "Serving".
+        tls = secure_tls(settings)
         await serve_plain(settings, stack, metrics=metrics, ready=service.ready)
-        await serve_secure(settings, stack, metrics=metrics, ready=service.ready)
+        await serve_secure(settings, stack, metrics=metrics, ready=service.ready, tls=tls)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, service.stopping.set)
@@ -127,13 +130,12 @@ async def serve_plain(
     logger.info("Serving /metrics, /healthz and /readyz on %s:%d", host, probes.port)
 
 
-async def serve_secure(
-    settings: Settings, stack: contextlib.AsyncExitStack, *, metrics: Metrics, ready: ReadyCheck
-) -> None:
-    """HTTPS with delegated authn/authz on ``--bind-address:--secure-port`` (0: off)."""
+def secure_tls(settings: Settings) -> ssl.SSLContext | None:
+    """The TLS context of the secure port (None when it is off); a bad certificate raises
+    ConfigError naming the flags."""
     if not settings.secure_port:
-        return
-    tls = tls_context(
+        return None
+    return tls_context(
         cert_file=settings.tls_cert_file,
         key_file=settings.tls_private_key_file,
         cert_dir=settings.cert_dir,
@@ -142,6 +144,19 @@ async def serve_secure(
         cipher_suites=settings.tls_cipher_suites,
         curves=settings.tls_curve_preferences,
     )
+
+
+async def serve_secure(
+    settings: Settings,
+    stack: contextlib.AsyncExitStack,
+    *,
+    metrics: Metrics,
+    ready: ReadyCheck,
+    tls: ssl.SSLContext | None,
+) -> None:
+    """HTTPS with delegated authn/authz on ``--bind-address:--secure-port`` (0: off)."""
+    if tls is None:
+        return
     reviews = await _review_client(settings, stack)
     auth = DelegatedAuth(
         reviews,

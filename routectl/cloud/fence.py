@@ -6,6 +6,10 @@ at ``t`` with timeout ``T`` is safe when ``t + T`` is before ``renewal sent + le
 duration`` (:meth:`Fence.grant` is told that moment after each successful renewal). The
 elector revokes the fence the moment it gives leadership up, lost or released.
 
+A write cut off without an answer (cancelled at shutdown, timed out) may still be carried
+out by the cloud later: :meth:`Fence.cut_off` notes it, and the elector does not release the
+Lease while :meth:`Fence.in_doubt` (it lets it expire, so the next leader starts after it).
+
 :meth:`Fence.admit` is asked before every write, cloud or Kubernetes: it returns the
 timeout the write may have (its own, cut to what the lease still covers) or raises
 :class:`~routectl.errors.WriteFencedError` when less than :data:`MIN_WRITE` is left. A
@@ -34,6 +38,16 @@ class Fence:
     def __init__(self, *, open_: bool, clock: Callable[[], float] | None = None) -> None:
         self._until = math.inf if open_ else -math.inf
         self._clock = clock
+        self._cut_at = -math.inf
+
+    def cut_off(self) -> None:
+        """A write was cut off without an answer (cancelled, timed out): the cloud may still
+        carry it out, later."""
+        self._cut_at = self._now()
+
+    def in_doubt(self, *, within: float) -> bool:
+        """Whether a write was cut off less than ``within`` seconds ago."""
+        return self._now() - self._cut_at < within
 
     def _now(self) -> float:
         return self._clock() if self._clock else asyncio.get_running_loop().time()

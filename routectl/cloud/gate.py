@@ -8,14 +8,21 @@ jitter, capped attempts, terminal errors never retried). Requests are paced by t
 budget, else one token per attempt here. Promises:
 
 * no write (create, delete, batch) starts unless the :class:`~routectl.cloud.fence.Fence` admits
-  it, and its timeout never outlives the lease;
+  it, and its timeout never outlives the lease; a write cut off without an answer (timed out,
+  cancelled) is reported to the fence, which then keeps the Lease from being released;
 * a cloud's retry-after pauses every request, capped (``--cloud-retry-after-cap``); a pause
   longer than the per-call backoff cap fails the call at once, so the sync fails visibly and
   the worker retries it when the pause is over, instead of the call hanging silently;
 * anything a plugin raises that is not a :class:`~routectl.errors.ProviderError` (a
   ``KeyError`` on a malformed answer, a reset connection) becomes a transient
-  ``ProviderError``, logged with its traceback the first time: never a crash;
-* "already exists" on create and "not found" on delete count as success;
+  ``ProviderError``: one ERROR line the first time (per operation and type), its traceback
+  and the repeats only at ``-v=1``: never a crash, never a traceback per retry;
+* "not found" on delete counts as success; "already exists" on create counts as success
+  only when the route holding the destination is the one asked for (same destination, same
+  target Node, listed as this cluster's): the plugin names it (``holder``), or, where it
+  did not, one listing (shared by concurrent creates) shows it. Any other holder fails the
+  create with :class:`~routectl.errors.RouteHeldError` naming it, so the Node is never
+  marked routed while its traffic goes elsewhere;
 * a listed entry that is not a well-typed Route (a destination that is null or a number, a
   target that is not a string) is left out of the listing, so it is never changed, with a
   WARNING once per entry and ``routectl_input_problems_total{reason="MalformedRoute"}``.
@@ -29,15 +36,18 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import math
 import random
 from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from typing import TypeVar, cast
 
 import tenacity
 
+from routectl.cidr import canonical
 from routectl.cloud.budget import Budget
 from routectl.cloud.fence import Fence
 from routectl.cloud.policy import NO_OBSERVER, CallObserver, CallPolicy, CallStatistics
+from routectl.config.syntax import format_duration
 from routectl.errors import (
     CloudPausedError,
     CloudWriteFencedError,
@@ -46,18 +56,22 @@ from routectl.errors import (
     ProviderThrottledError,
     ProviderTimeoutError,
     RouteAlreadyExistsError,
+    RouteHeldError,
     RouteNotFoundError,
 )
 from routectl.model import Route, malformed
+from routectl.observe.logctx import v
 from routectl.plan.problems import MALFORMED_ROUTE
 from routectl.provider import BatchResult, RouteProvider, batch_capable, replace_capable
 from routectl.ratelimit import backoff_delay
 
 T = TypeVar("T")
 WRITES = frozenset({"create", "delete", "batch", "replace"})
+SURPRISE_VERBOSITY = 1
+"""``-v`` at which a plugin's unexpected failures show their traceback and every repeat."""
 MAX_TOLD = 1000
 """Distinct malformed routes logged (each once); past it they are only counted."""
-_SUCCESSES = frozenset({("create", "already_exists"), ("delete", "not_found")})
+_SUCCESSES = frozenset({("delete", "not_found")})
 logger = logging.getLogger("routectl.cloud")
 
 
@@ -89,6 +103,7 @@ class CloudGate:
         self._attempts: collections.Counter[tuple[str, str]] = collections.Counter()
         self._surprises: set[tuple[str, str]] = set()
         self._malformed: set[str] = set()
+        self._verifying: asyncio.Task[tuple[Route, ...]] | None = None
 
     def statistics(self) -> CallStatistics:
         """A snapshot of the attempt counters and the total time spent waiting for tokens."""
@@ -126,12 +141,44 @@ class CloudGate:
         return tuple(kept)
 
     async def create_route(self, route: Route, *, name_hint: str) -> None:
-        """Create through the gate; a route that already exists is success."""
+        """Create through the gate; "already exists" is success only if the route holding
+        the destination is ``route`` (else :class:`RouteHeldError` naming the holder)."""
 
         async def create() -> None:
             await self.inner.create_route(route, name_hint=name_hint)
 
-        await self._call("create", create)
+        try:
+            await self._call("create", create)
+        except RouteAlreadyExistsError as exc:
+            await self._settle_conflict(route, exc)
+
+    async def _settle_conflict(self, route: Route, exc: RouteAlreadyExistsError) -> None:
+        """Return if the destination's holder is ``route``; raise RouteHeldError if not."""
+        holder: object = getattr(exc, "holder", None)
+        if holder is None or malformed(holder) is not None:
+            holder = await self._listed_holder(route)
+        held = cast("Route | None", holder)
+        if held is not None and _is_route(held, route):
+            return
+        raise RouteHeldError(
+            f"route to {route.destination_cidr} for node {route.target_node} not created: the "
+            f"destination is held by {_describe(held)} ({exc})",
+            holder=held,
+        ) from exc
+
+    async def _listed_holder(self, route: Route) -> Route | None:
+        """The listed route to ``route``'s destination (our listings show ours only); one
+        listing serves every create that asks while it runs."""
+        if self._verifying is None or self._verifying.done():
+            self._verifying = asyncio.ensure_future(self._call("list", self._verify_listing))
+            self._verifying.add_done_callback(_retrieved)
+        listed = await asyncio.shield(self._verifying)
+        wanted = canonical(route.destination_cidr)
+        candidates = [r for r in listed if _canonical(r.destination_cidr) == wanted]
+        return next((r for r in candidates if _is_route(r, route)), next(iter(candidates), None))
+
+    async def _verify_listing(self) -> tuple[Route, ...]:
+        return self._well_formed(await self.inner.list_routes())
 
     async def delete_route(self, route: Route) -> None:
         """Delete through the gate; a route that is already gone is success."""
@@ -187,9 +234,18 @@ class CloudGate:
             sleep=asyncio.sleep,
             reraise=True,
         )
-        async for attempt in retrying:
-            with attempt:
-                return await self._attempt(operation, fn)
+        clock = asyncio.get_running_loop().time
+        started = clock()
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await self._attempt(operation, fn)
+        except ProviderTimeoutError as exc:
+            tries = int(retrying.statistics.get("attempt_number", 1))
+            if tries > 1:  # say what the caller waited, not only the last attempt's timeout
+                spent = format_duration(clock() - started)
+                raise ProviderTimeoutError(f"{exc} ({tries} attempts over {spent})") from exc
+            raise
         raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
 
     async def _attempt(self, operation: str, fn: Callable[[], Awaitable[T]]) -> T:
@@ -222,13 +278,20 @@ class CloudGate:
             async with asyncio.timeout(timeout):
                 return await fn()
         except TimeoutError:
+            if operation in WRITES:
+                self.fence.cut_off()
             raise ProviderTimeoutError(f"{operation} did not answer within {timeout:g}s") from None
+        except asyncio.CancelledError:
+            if operation in WRITES:
+                self.fence.cut_off()  # the cloud may still carry it out
+            raise
         except ProviderThrottledError as exc:
             asked = exc.retry_after
             granted = self.budget.pause(asked, what=f"{operation}: {exc}")
             if asked is not None and asked > self.policy.backoff_cap:
                 raise CloudPausedError(
-                    f"{exc} (the cloud asked to wait {asked:g}s; calls wait {granted:g}s)",
+                    f"{exc} (the cloud asked to wait {_wait(asked)}; calls wait "
+                    f"{format_duration(granted)})",
                     retry_after=granted,
                 ) from exc
             raise
@@ -238,20 +301,32 @@ class CloudGate:
             raise self._surprise(operation, exc) from exc
 
     def _surprise(self, operation: str, exc: Exception) -> ProviderError:
-        """A plugin raised outside the tree: log it (traceback once), make it transient."""
+        """A plugin raised outside the tree: say so once (the traceback only at ``-v``),
+        make it transient."""
         what = f"{type(exc).__name__}: {exc}"
         key = (operation, type(exc).__name__)
         if key not in self._surprises:
             self._surprises.add(key)
             logger.error(
                 "The provider failed unexpectedly in %s (%s); treating it as a transient "
-                "error and retrying",
+                "error and retrying (a bug of the plugin: its traceback is logged at -v=%d)",
                 operation,
                 what,
+                SURPRISE_VERBOSITY,
+            )
+            logger.log(
+                v(SURPRISE_VERBOSITY),
+                "The provider's unexpected failure in %s",
+                operation,
                 exc_info=exc,
             )
         else:
-            logger.warning("The provider failed unexpectedly in %s again: %s", operation, what)
+            logger.log(
+                v(SURPRISE_VERBOSITY),
+                "The provider failed unexpectedly in %s again: %s",
+                operation,
+                what,
+            )
         return ProviderError(f"{operation}: unexpected failure in the provider: {what}")
 
     def _retryable(self, exc: BaseException) -> bool:
@@ -276,6 +351,49 @@ class CloudGate:
         if isinstance(exc, ProviderThrottledError) and exc.retry_after:
             delay = max(delay, exc.retry_after)
         return delay
+
+
+def _wait(seconds: float) -> str:
+    """A cloud's wait hint in words: Go's duration spelling, or "forever"."""
+    return "forever" if math.isinf(seconds) else format_duration(seconds)
+
+
+def _retrieved(task: asyncio.Task[tuple[Route, ...]]) -> None:
+    """Its waiters re-raise a shared listing's error; nobody left waiting is no warning."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _canonical(cidr: str) -> str:
+    try:
+        return canonical(cidr)
+    except ValueError:
+        return cidr
+
+
+def _is_route(holder: Route, route: Route) -> bool:
+    """Whether the route holding a destination is ``route``: same destination and Node."""
+    return (
+        bool(holder.target_node)
+        and holder.target_node == route.target_node
+        and not holder.blackhole
+        and _canonical(holder.destination_cidr) == _canonical(route.destination_cidr)
+    )
+
+
+def _describe(holder: Route | None) -> str:
+    """Who holds a destination, in words for a log line and an Event."""
+    if holder is None:
+        return (
+            "a route this cluster does not list as its own (another cluster's, an "
+            "operator's, or one that is not there yet)"
+        )
+    name = f" {holder.name}" if holder.name else ""
+    if holder.blackhole:
+        return f"the blackhole route{name} (its target is gone)"
+    if holder.target_node:
+        return f"the route{name} to node {holder.target_node}"
+    return f"the route{name}, which leads to no Node of this cluster"
 
 
 def _outcome(exc: ProviderError) -> str:

@@ -13,6 +13,9 @@ which also paces and observes each request; watch streams are framed by
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from routectl.errors import ConfigError
 from routectl.kube import connection
 from routectl.kube.leases import LeaseCalls
 from routectl.kube.nodes import NodeCalls, NodeListing, NodeViews
@@ -38,9 +41,19 @@ class KubeClient(NodeCalls, LeaseCalls, EventCalls, ReviewCalls):
 
         ``pacing`` limits the requests (None: unlimited); ``observer`` hears of each.
         """
+        if kubeconfig and (missing := _not_a_file(kubeconfig)):
+            raise ConfigError(f"--kubeconfig {kubeconfig}: the file {missing}")
         api = PacedApiClient(await connection.load(kubeconfig), pacing=pacing, observer=observer)
         return cls(api, request_timeout=request_timeout)
 
     async def aclose(self) -> None:
         """Close the HTTP session."""
         await self.api.close()
+
+
+def _not_a_file(path: str) -> str:
+    """Why ``path`` cannot be read as a kubeconfig file, or "" when it is a file."""
+    where = Path(path)
+    if where.is_file():
+        return ""
+    return "is not a file" if where.exists() else "does not exist"

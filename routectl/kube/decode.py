@@ -30,7 +30,7 @@ import aiohttp
 import msgspec
 import orjson
 
-from routectl.errors import InvalidObjectError, KubeError
+from routectl.errors import ImpossibleObjectError, InvalidObjectError, KubeError
 from routectl.kube.objects import NETWORK_UNAVAILABLE, parse_node
 from routectl.kube.stream import lines, watch_event
 from routectl.model import Condition, NodeAddress, NodeView
@@ -55,7 +55,7 @@ class _Meta(msgspec.Struct, gc=False):
 
 
 class _Spec(msgspec.Struct, gc=False):
-    podCIDR: str | None = None  # noqa: N815
+    podCIDR: str = ""  # noqa: N815 -- null is a Node the API server never serves: refused
     podCIDRs: list[str] | None = None  # noqa: N815
     providerID: str | None = None  # noqa: N815
 
@@ -81,7 +81,8 @@ class NodeRecord(msgspec.Struct, gc=False):
     """The fields of a Node that routing reads, as decoded (None where absent or null)."""
 
     metadata: _Meta | None = None
-    spec: _Spec | None = None
+    spec: _Spec | msgspec.UnsetType | None = msgspec.UNSET
+    """``None`` only for ``spec: null``, which the API server never serves (absent: UNSET)."""
     status: _Status | None = None
 
 
@@ -113,6 +114,8 @@ class NodePage:
 
     nodes: list[NodeView]
     skipped: list[str]
+    impossible: list[ImpossibleObjectError]
+    """Nodes the API server never serves (``spec: null``...): what they say is unknown."""
     resource_version: str
     continue_token: str
 
@@ -129,6 +132,8 @@ class NodeEvent:
     view: NodeView | None = None
     problem: str = ""
     """Why the object cannot be routed (no name), for a log line; empty if it can."""
+    impossible: ImpossibleObjectError | None = None
+    """The Node is one the API server never serves: what it says is unknown."""
 
 
 def view_of(record: NodeRecord) -> NodeView:
@@ -136,7 +141,12 @@ def view_of(record: NodeRecord) -> NodeView:
     meta = record.metadata or _EMPTY_META
     if not meta.name:
         raise InvalidObjectError("a Node without metadata.name cannot be routed")
-    spec = record.spec or _EMPTY_SPEC
+    if record.spec is None:
+        raise ImpossibleObjectError(
+            f"Node {meta.name}: spec is null, not an object, which the API server never serves",
+            name=meta.name,
+        )
+    spec = _spec(record)
     status = record.status or _EMPTY_STATUS
     return NodeView(
         name=meta.name,
@@ -153,10 +163,14 @@ def view_of(record: NodeRecord) -> NodeView:
     )
 
 
+def _spec(record: NodeRecord) -> _Spec:
+    return record.spec if isinstance(record.spec, _Spec) else _EMPTY_SPEC
+
+
 def same(view: NodeView, record: NodeRecord) -> bool:
     """Whether ``record`` reads as ``view`` (``view_of(record) == view``), built nothing."""
     meta = record.metadata or _EMPTY_META
-    spec = record.spec or _EMPTY_SPEC
+    spec = _spec(record)
     status = record.status or _EMPTY_STATUS
     if (
         view.name != (meta.name or "")
@@ -230,15 +244,19 @@ def decode_page(body: bytes) -> NodePage:
         raise KubeError("list nodes: the answer is not JSON; a proxy?") from None
     nodes: list[NodeView] = []
     skipped: list[str] = []
+    impossible: list[ImpossibleObjectError] = []
     for record in page.items or ():
         try:
             nodes.append(view_of(record))
+        except ImpossibleObjectError as exc:
+            impossible.append(exc)
         except InvalidObjectError as exc:
             skipped.append(str(exc))
     meta = page.metadata or _ListMeta()
     return NodePage(
         nodes=nodes,
         skipped=skipped,
+        impossible=impossible,
         resource_version=meta.resourceVersion or "",
         continue_token=meta.continue_ or "",
     )
@@ -257,14 +275,18 @@ def _tolerant_page(body: bytes) -> NodePage:
         raise KubeError("list nodes: the answer's metadata is not an object")
     nodes: list[NodeView] = []
     skipped: list[str] = []
+    impossible: list[ImpossibleObjectError] = []
     for item in items:
         try:
             nodes.append(parse_node(item))
+        except ImpossibleObjectError as exc:
+            impossible.append(exc)
         except InvalidObjectError as exc:
             skipped.append(str(exc))
     return NodePage(
         nodes=nodes,
         skipped=skipped,
+        impossible=impossible,
         resource_version=str(metadata.get("resourceVersion") or ""),
         continue_token=str(metadata.get("continue") or ""),
     )
@@ -296,9 +318,12 @@ def _tolerant_event(line: bytes) -> NodeEvent:
     name = metadata.get("name")
     view: NodeView | None = None
     problem = ""
+    impossible: ImpossibleObjectError | None = None
     if kind in ("ADDED", "MODIFIED"):
         try:
             view = parse_node(obj)
+        except ImpossibleObjectError as exc:
+            impossible = exc
         except InvalidObjectError as exc:
             problem = str(exc)
     return NodeEvent(
@@ -307,6 +332,7 @@ def _tolerant_event(line: bytes) -> NodeEvent:
         resource_version=str(version) if version else "",
         view=view,
         problem=problem,
+        impossible=impossible,
     )
 
 

@@ -29,7 +29,12 @@ import types
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Protocol
 
-from routectl.errors import InvalidObjectError, KubeError, ResourceVersionGoneError
+from routectl.errors import (
+    ImpossibleObjectError,
+    InvalidObjectError,
+    KubeError,
+    ResourceVersionGoneError,
+)
 from routectl.kube import NodeEvent, NodeViews, same, view_of
 from routectl.model import NodeView
 from routectl.ratelimit import backoff_delay
@@ -102,6 +107,25 @@ class NodeStore:
 
 def _skip(problem: str) -> None:
     logger.warning("Skipping a Node that cannot be read: %s", problem)
+
+
+def _impossible(exc: ImpossibleObjectError, known: NodeStore) -> NodeView | None:
+    """A Node the API server never serves keeps the view last known of it (its routes
+    stay), with a WARNING saying why; one never known is skipped until it can be read."""
+    last = known.get(exc.name)
+    if last is not None:
+        logger.warning(
+            "%s; keeping what routectl last knew of it (its routes stay)",
+            exc,
+            extra={"node": exc.name},
+        )
+    else:
+        logger.warning(
+            "%s; skipping it until it can be read (routectl never knew it)",
+            exc,
+            extra={"node": exc.name},
+        )
+    return last
 
 
 class Informer:
@@ -210,7 +234,8 @@ class Informer:
         listing = await self.kube.list_node_views()
         for problem in listing.skipped:
             _skip(problem)
-        views = listing.nodes
+        kept = (_impossible(exc, self.store) for exc in listing.impossible)
+        views = [*listing.nodes, *(view for view in kept if view is not None)]
         first = not self.synced.is_set()
         changes = self.store.replace(views)
         for old, new in changes:
@@ -255,6 +280,9 @@ class Informer:
         """The event's Node, or None when it changes nothing routing reads (built nothing
         then) or cannot be read (said)."""
         record = event.record
+        if event.impossible is not None:
+            _impossible(event.impossible, self.store)
+            return None  # what routectl last knew of it stands
         if record is None:
             if event.problem:
                 _skip(event.problem)
@@ -264,6 +292,9 @@ class Informer:
             return None
         try:
             return view_of(record)
+        except ImpossibleObjectError as exc:
+            _impossible(exc, self.store)
+            return None
         except InvalidObjectError as exc:
             _skip(str(exc))
             return None

@@ -22,7 +22,7 @@ from http import HTTPStatus
 from typing import Any, Protocol, TypeVar, cast
 
 from routectl.cloud.fence import Fence
-from routectl.errors import KubeError, KubeWriteFencedError, ProviderError
+from routectl.errors import KubeError, KubeWriteFencedError, ProviderError, WriteFencedError
 from routectl.kube import condition_patch, go_duration, lease_event, node_event
 from routectl.model import NodeView
 from routectl.observe.logctx import v
@@ -166,7 +166,12 @@ class NodeStatus:
         return None
 
     async def create_failed(self, c: RouteCreate, exc: ProviderError, elapsed: float) -> None:
-        """Log and record upstream's FailedToCreateRoute Warning on the route's Node."""
+        """Log and record upstream's FailedToCreateRoute Warning on the route's Node; a
+        create the fence refused was never sent (this replica's lease ran out): it is said
+        once by the sync, not once per route."""
+        if isinstance(exc, WriteFencedError):
+            logger.debug("Not creating route %s: %s", c.route.destination_cidr, exc)
+            return
         message = (
             f"Could not create route {c.name_hint} {c.route.destination_cidr} for node "
             f"{c.route.target_node} after {go_duration(elapsed)}: {exc}"

@@ -14,7 +14,7 @@ from http import HTTPStatus
 
 import aiohttp
 
-from routectl.errors import KubeError
+from routectl.errors import ImpossibleObjectError, KubeError
 from routectl.kube.base import CORE, NETWORKING, STRATEGIC_MERGE, ApiBase
 from routectl.kube.decode import NodeEvent, decode_page, node_events
 from routectl.kube.stream import events
@@ -43,6 +43,8 @@ class NodeViews:
 
     nodes: list[NodeView]
     skipped: list[str]
+    impossible: list[ImpossibleObjectError]
+    """Nodes the API server never serves (``spec: null``...): what they say is unknown."""
     resource_version: str
 
 
@@ -79,6 +81,7 @@ class NodeCalls(ApiBase):
         """List every Node as :meth:`list_nodes` does, decoding only what routing reads."""
         nodes: list[NodeView] = []
         skipped: list[str] = []
+        impossible: list[ImpossibleObjectError] = []
         token = ""
         resource_version = ""
         while True:
@@ -92,10 +95,16 @@ class NodeCalls(ApiBase):
                 page = decode_page(await read_body(response, what="list nodes"))
             nodes.extend(page.nodes)
             skipped.extend(page.skipped)
+            impossible.extend(page.impossible)
             resource_version = page.resource_version or resource_version
             token = page.continue_token
             if not token:
-                return NodeViews(nodes=nodes, skipped=skipped, resource_version=resource_version)
+                return NodeViews(
+                    nodes=nodes,
+                    skipped=skipped,
+                    impossible=impossible,
+                    resource_version=resource_version,
+                )
 
     async def watch_node_events(
         self, *, resource_version: str, timeout_seconds: int

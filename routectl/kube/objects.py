@@ -9,11 +9,12 @@ without a name is refused.
 from __future__ import annotations
 
 import datetime
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from routectl.config.syntax import format_duration
-from routectl.errors import InvalidObjectError
+from routectl.errors import ImpossibleObjectError, InvalidObjectError
 from routectl.model import Condition, NodeAddress, NodeView
 
 NETWORK_UNAVAILABLE = "NetworkUnavailable"
@@ -41,6 +42,7 @@ def parse_node(raw: Mapping[str, Any]) -> NodeView:
         raise InvalidObjectError("a Node without metadata.name cannot be routed")
     spec = _mapping(raw.get("spec"))
     status = _mapping(raw.get("status"))
+    _refuse_impossible(raw, name)
     pod_cidrs = tuple(_text(c) for c in _list(spec.get("podCIDRs")))
     if not pod_cidrs and _text(spec.get("podCIDR")):
         pod_cidrs = (_text(spec.get("podCIDR")),)
@@ -58,6 +60,27 @@ def parse_node(raw: Mapping[str, Any]) -> NodeView:
         provider_id=_text(spec.get("providerID")),
         created=_text(metadata.get("creationTimestamp")),
     )
+
+
+def _refuse_impossible(raw: Mapping[str, Any], name: str) -> None:
+    """A Node the API server never serves (its schema forbids it) is not "a Node without a
+    pod CIDR": what it says is unknown, so :class:`ImpossibleObjectError` says why."""
+    why = ""
+    spec: object = raw.get("spec", {})
+    if not isinstance(spec, Mapping):
+        why = f"spec is {json.dumps(spec)[:40]}, not an object"
+    else:
+        cidrs: object = spec.get("podCIDRs")
+        if cidrs is not None and not isinstance(cidrs, list):
+            why = f"spec.podCIDRs is {json.dumps(cidrs)[:40]}, not a list"
+        elif isinstance(cidrs, list) and not all(isinstance(c, str) for c in cidrs):
+            why = "spec.podCIDRs holds something that is not a string"
+        elif not isinstance(spec.get("podCIDR", ""), str):
+            why = "spec.podCIDR is not a string"
+    if why:
+        raise ImpossibleObjectError(
+            f"Node {name}: {why}, which the API server never serves", name=name
+        )
 
 
 def _network_unavailable(conditions: list[Any]) -> Condition | None:

@@ -173,7 +173,14 @@ def translated(what: str) -> Iterator[None]:
     """Turn the HTTP library's errors into KubeError."""
     try:
         yield
-    except (aiohttp.ClientError, TimeoutError) as exc:
+    except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as exc:
+        # Connected and answering, then cut mid-answer: not "unreachable".
+        raise KubeError(
+            f"{what}: the API server's answer was cut off: {type(exc).__name__}"
+        ) from None
+    except TimeoutError:
+        raise KubeError(f"{what}: no answer from the API server in time") from None
+    except aiohttp.ClientError as exc:
         raise KubeError(f"{what}: API server unreachable: {type(exc).__name__}") from None
     except (ValueError, TypeError, KeyError, AttributeError, UnicodeError) as exc:
         # A proxy's HTML page, a body of the wrong shape: never a crash, a transient error.

@@ -86,6 +86,8 @@ class Metrics:
     leader: Gauge
     relists: Counter
     mass_delete_blocked: Counter
+    unconfirmed_writes: Counter
+    """Writes the cloud acknowledged that the listing after them did not show."""
     problems: Counter
     cloud_requests: Counter
     cloud_paused_until: Gauge
@@ -195,6 +197,13 @@ class Metrics:
             mass_delete_blocked=Counter(
                 "routectl_mass_delete_blocked_total",
                 "Syncs whose deletes were withheld by the mass-delete guard.",
+                registry=r,
+            ),
+            unconfirmed_writes=Counter(
+                "routectl_unconfirmed_writes_total",
+                "Route writes the cloud acknowledged that the listing after them did not show "
+                "(written again).",
+                ["operation"],
                 registry=r,
             ),
             problems=Counter(

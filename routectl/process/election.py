@@ -38,9 +38,12 @@ from http import HTTPStatus
 from typing import Any
 
 from routectl.cloud.fence import Fence
+from routectl.config.syntax import format_duration
 from routectl.errors import KubeError, LeadershipLostError
 from routectl.kube import KubeClient, Pacing, format_micro_time
 
+MIN_ATTEMPT = 0.01
+"""Seconds below which an attempt cannot be said to have waited for an answer."""
 logger = logging.getLogger("routectl.lease")
 
 ATTEMPT_REQUESTS = 3
@@ -131,11 +134,23 @@ class LeaderElector:
                 )
 
     async def release(self) -> None:
-        """Give the Lease up (holder cleared, 1 s duration), if we still hold it."""
+        """Give the Lease up (holder cleared, 1 s duration), if we still hold it and no cloud
+        write was cut off lately (then it is left to expire)."""
         self.fence.revoke()  # first: no write may start once we hand the Lease back
         if not self.is_leader:
             return
         self.is_leader = False
+        if self.fence.in_doubt(within=self.lease_seconds):
+            logger.warning(
+                "Not releasing lease %s/%s: a cloud write was cut off without an answer and "
+                "the cloud may still carry it out; the Lease expires within %gs instead, so "
+                "the next leader starts after it",
+                self.settings.namespace,
+                self.settings.name,
+                self.lease_seconds,
+                extra={"lease": self._lease_name},
+            )
+            return
         try:
             async with asyncio.timeout(self.settings.renew_deadline):
                 lease = await self.kube.get_lease(self.settings.namespace, self.settings.name)
@@ -185,9 +200,15 @@ class LeaderElector:
         if isinstance(exc, KubeError):
             kind: tuple[str, ...] = ("kube", str(exc.status), exc.reason)
             text = str(exc) or type(exc).__name__
+        elif budget < MIN_ATTEMPT:
+            kind = ("late",)
+            text = (
+                "the renew deadline had passed before the attempt could start (was the "
+                "process paused or starved?)"
+            )
         else:
             kind = ("timeout",)
-            text = f"no answer from the API server within {budget:g}s"
+            text = f"no answer from the API server within {format_duration(budget)}"
         if kind == self._last_complaint:
             logger.debug("Lease attempt failed again: %s", text, extra={"lease": self._lease_name})
             return

@@ -100,7 +100,7 @@ class Service:
                 await self._shutdown(leader)
                 informer.cancel()
         except* LeadershipLostError as group:
-            lost = group.exceptions[0]
+            lost = _first_leaf(group)  # nested task groups: say the cause, not the group
         if lost is not None:
             logger.error("Leadership lost, exiting: %s", lost)
             return EXIT_LOST_LEADERSHIP
@@ -175,3 +175,10 @@ class Service:
         with contextlib.suppress(asyncio.CancelledError):
             await leader
         await self.elector.release()
+
+
+def _first_leaf(error: BaseException) -> BaseException:
+    """The first error that is not an exception group, however deeply nested."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error

@@ -31,7 +31,12 @@ import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 
-from routectl.errors import CreateSkippedError, ProviderError, RouteNotFoundError
+from routectl.errors import (
+    CreateSkippedError,
+    ProviderError,
+    RouteNotFoundError,
+    WriteFencedError,
+)
 from routectl.kube import go_duration
 from routectl.model import Route
 from routectl.plan.reconcile import Plan, RouteCreate
@@ -124,6 +129,10 @@ async def apply_routes(
         try:
             await provider.delete_route(route)
         except ProviderError as exc:
+            if isinstance(exc, WriteFencedError):  # not sent: the sync says why, once
+                logger.debug("Not deleting route %s: %s", route.destination_cidr, exc)
+                applied.errors.append(exc)
+                return False
             logger.error(  # noqa: TRY400 -- upstream's log line, the traceback adds nothing
                 "Could not delete route %s %s after %s: %s",
                 route.name,

@@ -25,6 +25,11 @@ A sync (:meth:`Controller.sync`):
    cannot take waits for the next sync, which the change has asked for already. A Node of
    a burst is then ready one write after it arrives, not after the writes in flight.
 
+A sync that wrote asks for a fresh listing :data:`VERIFY_AFTER` seconds later (a delayed
+request on the queue); that listing confirms each write the cloud acknowledged, and one it
+does not show is counted (``routectl_unconfirmed_writes_total``), said, and written again by
+the plan on it.
+
 Anything that failed makes the sync raise :class:`~routectl.errors.SyncFailedError` (an
 exception group of every failed call and write), and the changes go back for the next
 sync; the worker (:mod:`routectl.sync.worker`) decides when that is.
@@ -37,13 +42,14 @@ import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 
+from routectl.cidr import canonical
 from routectl.cloud.listing import Listing, ListingCache
 from routectl.config import Settings
 from routectl.errors import ProviderError, RoutectlError, SyncFailedError
 from routectl.ipam.edge.step import NodeIpam, Wake
 from routectl.kube.informer import NodeStore
 from routectl.kube.node_status import NodeStatus
-from routectl.model import NodeView
+from routectl.model import NodeView, Route
 from routectl.observe.metrics import Metrics
 from routectl.plan.guard import Verdict, guard
 from routectl.plan.reconcile import Plan, plan
@@ -57,6 +63,11 @@ from routectl.sync.sidework import Claims
 
 logger = logging.getLogger("routectl.controller")
 
+VERIFY_AFTER = 5.0
+"""Seconds after a sync that wrote until a fresh listing confirms its writes (one listing,
+whatever the number of writes; a write acknowledged but not carried out is caught then)."""
+VERIFY = "verify-writes"
+"""The key of the confirming listing on the queue."""
 LOOK_AGAIN = "look-again"
 """The key of the guard's second look on the queue."""
 IPAM_WAKE = "ipam-wake"
@@ -105,6 +116,9 @@ class Controller:
         self.syncs = 0
         self.last: Planned | None = None
         self._guard_tripped = False
+        self._unconfirmed: dict[tuple[str, str], str] = {}
+        """(target Node, canonical CIDR) -> "create"/"delete": writes the cloud acknowledged
+        that no listing has shown yet."""
         self._side_taken: list[Dirty] = []
         self.side_plans = 0
         """Side plans accepted and written beside a running sync (for tests and metrics)."""
@@ -137,6 +151,8 @@ class Controller:
         except ProviderError as exc:
             await self.status.routes_blocked(self.changes.waiting(), exc)
             raise
+        if listing.fresh:
+            self._confirm(listing.routes)
         dirty, allocation_errors = await self._allocate(listing, dirty)
         work = self._plan(listing, dirty)
         if self.listing.must_relist(work.plan):
@@ -168,6 +184,7 @@ class Controller:
             self.listing.invalidate()
             raise
         self.changes.needs_full &= not work.full
+        self._to_confirm(applied)
         logger.debug(
             "Sync applied: %d created, %d deleted, %d failed",
             len(applied.created),
@@ -241,6 +258,37 @@ class Controller:
                 )
         self._guard_tripped = verdict.tripped
         return verdict
+
+    def _to_confirm(self, applied: Applied) -> None:
+        """Remember this sync's acknowledged writes, and list again soon to confirm them."""
+        for c in applied.created:
+            self._unconfirmed[_key(c.route)] = "create"
+        for route in applied.deleted:
+            self._unconfirmed[_key(route)] = "delete"
+        if applied.changed:
+            self.queue.request_after(VERIFY_AFTER, key=VERIFY, fresh_listing=True, replace=False)
+
+    def _confirm(self, routes: Sequence[Route]) -> None:
+        """A fresh listing: every acknowledged write it does not show is counted and said
+        (the plan on this listing writes it again, and the Node's condition follows)."""
+        if not self._unconfirmed:
+            return
+        listed = {_key(r) for r in routes if not r.blackhole}
+        for (node, cidr), operation in sorted(self._unconfirmed.items()):
+            shown = (node, cidr) in listed
+            if shown == (operation == "create"):
+                continue
+            self.metrics.unconfirmed_writes.labels(operation=operation).inc()
+            logger.warning(
+                "The cloud acknowledged the %s of the route to %s via node %s, but the listing "
+                "after it %s; writing it again",
+                operation,
+                cidr,
+                node,
+                "does not show it" if operation == "create" else "still shows it",
+                extra={"node": node, "cidr": cidr},
+            )
+        self._unconfirmed.clear()
 
     def _wake_ipam(self, wake: Wake | None) -> None:
         """Node IPAM's wake-up while Nodes wait for a block: one delayed request, replaced."""
@@ -361,6 +409,13 @@ class Controller:
         for name, at in ready:
             for seconds in self.changes.routed([name], now=at):
                 self.metrics.route_latency.observe(seconds)
+
+
+def _key(route: Route) -> tuple[str, str]:
+    try:
+        return route.target_node, canonical(route.destination_cidr)
+    except ValueError:
+        return route.target_node, route.destination_cidr
 
 
 def _summary(applied: Applied, errors: Sequence[RoutectlError]) -> str:

@@ -163,9 +163,10 @@ class FakeCloud:
         self.batches += 1
         return self.table(cluster).apply(deletes, creates)
 
-    def fail_next(self, operation: str, fault: Fault, *, times: int = 1) -> None:
-        """Answer the next ``times`` calls of ``operation`` (list, create, delete) so."""
-        self._faults[operation].extend([fault] * times)
+    def fail_next(self, operation: str, fault: Fault, *, times: int = 1, after: int = 0) -> None:
+        """Answer the next ``times`` calls of ``operation`` (list, create, delete; ``write``:
+        any but list; ``*``: any) so, after letting ``after`` of them through."""
+        self._faults[operation].extend([_NO_FAULT] * after + [fault] * times)
 
     def count(self, operation: str | None = None, outcome: str | None = None) -> int:
         """Calls received, filtered by operation and outcome."""
@@ -220,9 +221,10 @@ class FakeCloud:
             )
 
     def _next_fault(self, operation: str) -> Fault:
-        queued = self._faults[operation]
-        if queued:
-            return queued.popleft()
+        writes = self._faults["write"] if operation != "list" else collections.deque()
+        for queued in (self._faults[operation], writes, self._faults["*"]):
+            if queued:
+                return queued.popleft()
         rate = self.settings.failure_rate
         if rate and self._rng.random() < rate:
             return Fault(error=ProviderError("injected: 503 service unavailable"))

@@ -22,7 +22,9 @@ is one test here, and a failure says what to fix. Usage, in a plugin's tests::
 
 The hooks and class attributes are described in :mod:`routectl.testing.contract_base`; the
 rules in :mod:`~routectl.testing.contract_routes` (routes and ownership),
-:mod:`~routectl.testing.contract_faults` (errors, lost answers, restarts, the budget) and
+:mod:`~routectl.testing.contract_faults` (errors, lost answers, restarts, the budget),
+:mod:`~routectl.testing.contract_paths` (every request's errors, lost deletes, concurrency,
+cancellation, CIDR spellings, a listing's cost) and
 :mod:`~routectl.testing.contract_capabilities` (batched writes and replace, where declared).
 """
 
@@ -32,10 +34,11 @@ from routectl.testing.contract_base import FAULT_KINDS, FOREIGN_KINDS
 from routectl.testing.contract_budget import CountingBudget
 from routectl.testing.contract_capabilities import CapabilityRules
 from routectl.testing.contract_faults import FaultRules
+from routectl.testing.contract_paths import PathRules
 from routectl.testing.contract_routes import OwnershipRules, RouteRules
 
 __all__ = ["FAULT_KINDS", "FOREIGN_KINDS", "CountingBudget", "ProviderContract"]
 
 
-class ProviderContract(RouteRules, OwnershipRules, FaultRules, CapabilityRules):
+class ProviderContract(RouteRules, OwnershipRules, FaultRules, PathRules, CapabilityRules):
     """Conformance tests for a :class:`~routectl.provider.RouteProvider` plugin."""

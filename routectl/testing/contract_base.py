@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from routectl.cidr import canonical
+from routectl.errors import RouteAlreadyExistsError
 from routectl.model import NodeAddress, Route, malformed
 from routectl.provider import RequestBudget, RouteProvider
 from routectl.testing.contract_budget import CountingBudget
@@ -66,6 +67,14 @@ class ContractBase:
     """Seconds the injected "throttled" fault asks to wait; None: any positive hint passes."""
     settle_seconds: float = 0.0
     """Seconds the cloud needs before a listing shows a change (actions, eventual consistency)."""
+    knows_machines: bool = True
+    """False for a fake cloud that routes to any name (no machines to look up)."""
+    parses_answers: bool = True
+    """False where an SDK validates every answer before the plugin sees it (the malformed
+    answer rule is then skipped, with that reason)."""
+    target_cache_seconds: float = 0.0
+    """Seconds a listing may resolve targets from the plugin's cache: the suite waits this
+    long after removing a machine before it expects the route listed as a blackhole."""
     call_timeout: float = 30.0
     """The suite's own timeout for a call whose answer the cloud loses (loop clock)."""
 
@@ -90,13 +99,25 @@ class ContractBase:
             "cloud receives, so the suite can check every one spent the budget"
         )
 
-    async def inject_fault(self, kind: str) -> None:
-        """Make the plugin's next request fail as ``kind`` (see :data:`FAULT_KINDS`).
+    async def inject_fault(self, kind: str, *, after: int = 0) -> None:
+        """Make the plugin's next request fail as ``kind`` (see :data:`FAULT_KINDS`); with
+        ``after``, let that many requests through first (the suite fails each request of a
+        listing, a create and a delete in turn: later pages, look-ups, polls).
 
         ``"throttled"``: 429-style, asking to wait :attr:`throttle_retry_after`;
         ``"transient"``: a 5xx without ``Retry-After``, or a lock; ``"terminal"``: a
         403-style refusal; ``"lost-answer"``: the next *write* is carried out, but its answer
         never arrives (the connection drops, or the call hangs until the suite's timeout).
+        """
+        raise NotImplementedError
+
+    async def inject_malformed_answer(self) -> str:
+        """Make the answer to the plugin's next listing request carry one value of the
+        wrong shape (a string where a route object belongs, ``"two"`` where a number does);
+        return the field's name or path as the plugin's error should name it.
+
+        Raise ``NotImplementedError`` only where the plugin never parses an answer itself
+        (an SDK that validates every answer): say so in :attr:`parses_answers`.
         """
         raise NotImplementedError
 
@@ -202,11 +223,14 @@ class ContractBase:
             )
 
     async def lose_node(self, node: str) -> None:
-        """:meth:`remove_node`, failing clearly if the hook is missing."""
+        """:meth:`remove_node`, failing clearly if the hook is missing; then the time the
+        plugin's target cache may take to notice (:attr:`target_cache_seconds`)."""
         try:
             await self.remove_node(node)
         except NotImplementedError:
             pytest.fail(f"implement remove_node(node) in {type(self).__name__}")
+        if self.target_cache_seconds:
+            await asyncio.sleep(self.target_cache_seconds)
 
     def pytest_generate_tests(self, metafunc: Any) -> None:
         """Run each foreign-route rule once per kind the class declares."""
@@ -223,6 +247,34 @@ class ContractBase:
         """Foreign-route rules are skipped only for a class that declares no kind at all."""
         if kind == "none":
             pytest.skip("foreign_kinds is empty")
+
+    def check_holder(
+        self, exc: RouteAlreadyExistsError, *, cidr: str, node: str | None, scene: str
+    ) -> None:
+        """``exc`` names the route holding ``cidr``: to ``node``, or (None) to no Node of
+        this cluster. routectl counts a create done only when the holder is the route it
+        asked for, so a missing or wrong holder would mark a Node routed that is not."""
+        holder = getattr(exc, "holder", None)
+        assert holder is not None and malformed(holder) is None, (
+            f"{scene}: create_route raised RouteAlreadyExistsError without a holder ({exc}): "
+            "say who holds the destination, RouteAlreadyExistsError(..., holder=<the route, "
+            f"as list_routes() would list it>) ({GUIDE}, section 7)"
+        )
+        assert canonical(holder.destination_cidr) == canonical(cidr), (
+            f"{scene}: the holder named, {holder}, is not a route to {cidr} ({GUIDE}, section 7)"
+        )
+        if node is None:
+            assert holder.target_node not in self.nodes, (
+                f"{scene}: the holder named, {holder}, claims one of this cluster's Nodes, but "
+                "the destination is held by a route this cluster did not make: say who holds "
+                "it (target_node='' for no Node of this cluster), or raise "
+                f"ProviderTerminalError naming it ({GUIDE}, section 6)"
+            )
+        else:
+            assert holder.target_node == node and not holder.blackhole, (
+                f"{scene}: the holder named, {holder}, is not the route to {node} that holds "
+                f"{cidr}: name the route as list_routes() lists it ({GUIDE}, section 7)"
+            )
 
     @staticmethod
     async def bounded(call: Any, seconds: float) -> BaseException | None:

@@ -1,7 +1,8 @@
 """The contract's rules for failures, restarts and the request budget.
 
 * a cloud failure reaches routectl as the matching error of ``routectl.errors``; throttling
-  carries the cloud's retry hint as ``retry_after``;
+  carries the cloud's retry hint as ``retry_after``; an answer of the wrong shape is one
+  ``ProviderError`` naming the field;
 * a create whose answer was lost (a timeout, a dropped connection) but that the cloud
   carried out is listed as this cluster's by the next listing, and creating it again
   leaves exactly one route: nothing leaks;
@@ -81,6 +82,46 @@ class FaultRules(ContractBase):
                 f"{hint:g}s: pass the cloud's hint through ({GUIDE}, section 5)"
             )
 
+    async def test_a_malformed_answer_is_one_error_naming_the_field(
+        self, provider: RouteProvider
+    ) -> None:
+        """An answer with a value of the wrong shape fails the call with one ProviderError
+        naming the field, never an AttributeError or ValueError from inside the plugin."""
+        if not self.parses_answers:
+            pytest.skip(f"{type(self).__name__}.parses_answers is False")
+        await provider.create_route(self.route(self.nodes[0], self.cidr_v4), name_hint="uid-a")
+        await self.settle()
+        try:
+            field = await self.inject_malformed_answer()
+        except NotImplementedError:
+            pytest.fail(
+                f"implement inject_malformed_answer() in {type(self).__name__}: answer the "
+                "next listing request with one value of the wrong shape"
+            )
+        try:
+            await provider.list_routes()
+        except ProviderError as exc:
+            assert field in str(exc), (
+                f"a malformed answer raised {type(exc).__name__}({exc}), which does not name "
+                f"{field!r}: say which field was wrong ({GUIDE}, section 5)"
+            )
+        except Exception as exc:
+            raise AssertionError(
+                f"a malformed answer ({field} of the wrong shape) raised "
+                f"{type(exc).__name__}: {exc}; check the shape of what the cloud answers and "
+                f"raise one ProviderError naming the field, e.g. with routectl.answers.Answer "
+                f"({GUIDE}, section 5)"
+            ) from exc
+        else:
+            raise AssertionError(
+                f"a listing whose answer had {field} of the wrong shape succeeded: a route "
+                f"left out of a listing may be created over; raise ProviderError ({GUIDE}, "
+                "section 5)"
+            )
+        assert (self.nodes[0], canonical(self.cidr_v4)) in keys(await self.listed(provider)), (
+            "after the malformed answer the next listing did not show the route again"
+        )
+
     async def test_a_lost_create_is_adopted_by_the_next_listing(
         self, provider: RouteProvider
     ) -> None:
@@ -94,8 +135,12 @@ class FaultRules(ContractBase):
             f"listing gave {listed}: mark a route as this cluster's in the same request that "
             f"makes it, so a lost answer never leaks a route ({GUIDE}, section 7)"
         )
-        with contextlib.suppress(RouteAlreadyExistsError):
+        try:
             await provider.create_route(route, name_hint="uid-a")
+        except RouteAlreadyExistsError as exc:
+            self.check_holder(
+                exc, cidr=self.cidr_v4, node=self.nodes[0], scene="retrying a lost create"
+            )
         entries = [e for e in await self.snapshot() if e[0] == canonical(self.cidr_v4)]
         assert len(entries) == 1, f"retrying the lost create left {entries}"
 

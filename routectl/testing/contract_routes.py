@@ -3,8 +3,10 @@
 Each rule is one test whose failure message says what to fix and where the guide says it:
 
 * a created route is listed with its Node and CIDR; creating it again is harmless;
-* a create for a destination another Node holds raises ``RouteAlreadyExistsError`` and
-  changes nothing (a plugin that declares ``supports_replace`` may repoint it instead);
+* a create for a destination another Node holds raises ``RouteAlreadyExistsError`` naming
+  that route as ``holder``, and changes nothing (a plugin that declares ``supports_replace``
+  may repoint it instead); one over a foreign route raises ``ProviderTerminalError``, or
+  ``RouteAlreadyExistsError`` whose holder is no Node of this cluster;
 * deleting a route that is gone, or that now leads to another Node, raises
   ``RouteNotFoundError`` and changes nothing;
 * dual-stack Nodes get one route per CIDR from one name hint; a family the plugin does not
@@ -60,8 +62,12 @@ class RouteRules(ContractBase):
         """Creating an existing route succeeds or raises RouteAlreadyExistsError; one remains."""
         route = self.route(self.nodes[0], self.cidr_v4)
         await provider.create_route(route, name_hint="uid-a")
-        with contextlib.suppress(RouteAlreadyExistsError):
+        try:
             await provider.create_route(route, name_hint="uid-a")
+        except RouteAlreadyExistsError as exc:
+            self.check_holder(
+                exc, cidr=self.cidr_v4, node=self.nodes[0], scene="creating a route twice"
+            )
         listed = await self.listed(provider)
         assert keys(listed) == {(self.nodes[0], canonical(self.cidr_v4))}, (
             f"creating the same route twice left {listed}: a create must be idempotent "
@@ -131,8 +137,13 @@ class RouteRules(ContractBase):
         before = await self.snapshot()
         try:
             await provider.create_route(self.route(self.nodes[1], self.cidr_v4), name_hint="uid-b")
-        except RouteAlreadyExistsError:
-            pass
+        except RouteAlreadyExistsError as exc:
+            self.check_holder(
+                exc,
+                cidr=self.cidr_v4,
+                node=self.nodes[0],
+                scene=f"a create over {self.nodes[0]}'s route",
+            )
         else:
             if replace_capable(provider):
                 listed = await self.listed(provider)
@@ -252,7 +263,14 @@ class OwnershipRules(ContractBase):
             await provider.create_route(
                 self.route(self.nodes[0], self.foreign_cidr), name_hint="uid-a"
             )
-        except (RouteAlreadyExistsError, ProviderTerminalError):
+        except (RouteAlreadyExistsError, ProviderTerminalError) as exc:
+            if isinstance(exc, RouteAlreadyExistsError):
+                self.check_holder(
+                    exc,
+                    cidr=self.foreign_cidr,
+                    node=None,
+                    scene=f"a create over a {foreign_kind} route",
+                )
             assert await self.snapshot() == before, (
                 f"a create for {self.foreign_cidr} that failed changed the cloud anyway"
             )

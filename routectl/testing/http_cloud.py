@@ -3,16 +3,18 @@
 It speaks the small REST API that ``routectl_sim.cloudserver.CloudServer`` serves, so
 several ``routectl run`` processes can share one simulated cloud. Every request spends the
 budget the plugin was handed first. Statuses map onto the error tree: 409 "already
-exists", 404 "not found", 429 throttled (``Retry-After`` passed through as the cloud
-said it: the gate caps it), 403 and other 4xx terminal, a 503 that carries a readable
-``Retry-After`` throttled too (the cloud said when to come back: that hint is honoured like
-a 429's), other 5xx and a lost connection transient. Like a hastily written plugin, it
-reads answers without checking their shape: a 200 of the wrong shape raises whatever
-parsing raises, and routectl's gate is what turns that into a transient error.
+exists" (with the holder the cloud names), 404 "not found", 429 throttled (``Retry-After``
+passed through as the cloud said it: the gate caps it), 403 and other 4xx terminal, a 503
+that carries a readable ``Retry-After`` throttled too (the cloud said when to come back:
+that hint is honoured like a 429's), other 5xx and a lost connection transient. Like a
+hastily written plugin, it reads answers without checking their shape: a 200 of the wrong
+shape raises whatever parsing raises, and routectl's gate is what turns that into a
+transient error.
 """
 
 from __future__ import annotations
 
+import json
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
@@ -96,7 +98,7 @@ class HttpCloud:
 def _error(status: int, text: str, headers: Any) -> ProviderError:
     message = f"HTTP {status}: {text[:200]}"
     if status == HTTPStatus.CONFLICT:
-        return RouteAlreadyExistsError(message)
+        return RouteAlreadyExistsError(message, holder=_holder(text))
     if status == HTTPStatus.NOT_FOUND:
         return RouteNotFoundError(message)
     if status == HTTPStatus.TOO_MANY_REQUESTS:
@@ -107,6 +109,20 @@ def _error(status: int, text: str, headers: Any) -> ProviderError:
     if hint is not None:
         return ProviderThrottledError(message, retry_after=hint)
     return ProviderError(message)
+
+
+def _holder(text: str) -> Route | None:
+    """The route a 409 names as holding the destination; None if it names none."""
+    try:
+        item = json.loads(text)["holder"]
+        return Route(
+            target_node=str(item["target"]),
+            destination_cidr=str(item["destination"]),
+            name=str(item["name"]),
+            blackhole=bool(item["blackhole"]),
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _retry_after(headers: Any) -> float | None:

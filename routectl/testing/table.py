@@ -1,7 +1,8 @@
 """One cluster's route table in the simulated cloud, keyed by destination like AWS's.
 
 A table holds at most one route per destination CIDR (canonical). Creating a route to a
-destination that is taken fails with "already exists"; deleting checks destination *and*
+destination that is taken fails with "already exists", naming the route that holds it (as
+a listing shows it); deleting checks destination *and*
 target, like a cloud that deletes by destination would not (so a late delete of a CIDR
 another Node now holds fails as "not found" instead of removing that Node's route). A
 route quota makes creates beyond it fail terminally. ``list_lag`` makes a listing show the
@@ -96,7 +97,10 @@ class RouteTable:
         """Create ``route``, named from the cluster, the hint and the destination."""
         key = canonical(route.destination_cidr)
         if key in self._routes:
-            raise RouteAlreadyExistsError(f"route to {route.destination_cidr} already exists")
+            holder = self._listed(self._routes[key])
+            raise RouteAlreadyExistsError(
+                f"route to {route.destination_cidr} already exists", holder=holder
+            )
         if self._quota is not None and len(self._routes) >= self._quota:
             raise ProviderTerminalError(f"route quota of {self._quota} routes per table reached")
         digest = hashlib.sha256(key.encode()).hexdigest()[:8]

@@ -40,7 +40,12 @@ async def test_a_paused_leader_writes_nothing_after_the_takeover(bench: Bench) -
     taken_over = asyncio.get_running_loop().time()
     a.resume()
     assert await a.exit_code(within=30) == 1
-    assert a.logged("Leadership lost, exiting")
+    (said,) = a.logged("Leadership lost, exiting")
+    assert "TaskGroup" not in said, "the line names the cause, not the task group"
+    assert "renew" in said, said
+    refused = a.logged("Could not (create|delete) route")
+    assert not a.logged("within 0s"), "a paused process is told as such, not as a 0s timeout"
+    assert not refused, f"writes the fence refused were logged one by one: {refused[:3]}"
     late = bench.cloud.writes(client="a", since=taken_over)
     assert late == [], f"the old leader wrote after the takeover: {late}"
     await until(lambda: len(bench.routes()) == 30, within=60)
@@ -48,9 +53,14 @@ async def test_a_paused_leader_writes_nothing_after_the_takeover(bench: Bench) -
 
 
 @pytest.mark.slow
-async def test_sigterm_stops_writes_before_the_lease_is_released(bench: Bench) -> None:
-    """On SIGTERM, writes in flight finish (or are cancelled at the grace period) before the
-    Lease is handed back; none starts after."""
+async def test_sigterm_mid_write_lets_the_lease_expire_instead_of_releasing_it(
+    bench: Bench,
+) -> None:
+    """On SIGTERM, writes in flight finish or are cut off at the grace period; none starts
+    after. The cloud applies writes late (0.2 s after they arrive, whether or not anyone
+    still waits for the answer), so a write cut off may land after the process exits: the
+    Lease is then not handed back but left to expire, and the standby's first write comes
+    after every write of the old leader has landed."""
     bench.cloud.cloud.settings = dataclasses.replace(bench.cloud.cloud.settings, write_latency=0.2)
     for i in range(1, 101):
         gone = Route(target_node=f"gone{i}", destination_cidr=f"10.244.{i}.0/24")
@@ -64,18 +74,27 @@ async def test_sigterm_stops_writes_before_the_lease_is_released(bench: Bench) -
     )
     a = await bench.start(bench.args(*flags, client="a"), name="a")
     await until(lambda: len(bench.cloud.writes(client="a")) >= 10, within=30)
-    released: list[float] = []
+    b = await bench.start(bench.args(*flags, client="b"), name="b")
+    released: list[str] = []
 
     async def watch_release() -> None:
-        await until(lambda: bench.holder() == "", within=60, step=0.01)
-        released.append(asyncio.get_running_loop().time())
+        while not bench.holder().startswith("b_"):
+            if bench.holder() == "":
+                released.append("released")
+            await asyncio.sleep(0.01)
 
     watcher = asyncio.create_task(watch_release())
     assert await a.stop(signal.SIGTERM) == 0
-    await watcher
-    assert bench.cloud.writes(client="a", since=released[0]) == []
+    stopped = asyncio.get_running_loop().time()
     assert len(bench.cloud.writes(client="a")) < 100  # it really was stopped mid-work
-    assert a.logged("Released lease kube-system/routectl")
+    assert a.logged("Not releasing lease kube-system/routectl: a cloud write was cut off")
+    assert not a.logged("Released lease")
+    await asyncio.wait_for(watcher, 60)
+    assert not released, "the Lease was handed back while a write was in doubt"
+    landed = max(r.time for r in bench.cloud.writes(client="a")) + 0.2
+    assert all(r.time >= landed for r in bench.cloud.writes(client="b"))
+    assert all(r.time <= stopped for r in bench.cloud.writes(client="a")), "a wrote after exit"
+    assert await b.stop() == 0
 
 
 @pytest.mark.parametrize("status", [429, 503])
@@ -120,7 +139,7 @@ async def test_a_garbage_cloud_answer_is_retried_not_fatal(
     bench: Bench, answer: Scripted, surprise: bool
 ) -> None:
     """Listings answered with garbage fail the sync, which is retried; the plugin's surprise
-    is logged with its traceback once; the process keeps going and converges."""
+    is said in one line, once, without a traceback; the process keeps going and converges."""
     bench.cloud.answer_next("list", answer, times=10)  # more than one call's four attempts
     bench.apiserver.create_node(node("n1", "10.244.1.0/24"))
     a = await bench.start(bench.args("--leader-elect=false"))
@@ -130,8 +149,8 @@ async def test_a_garbage_cloud_answer_is_retried_not_fatal(
     assert a.logged("Couldn't reconcile node routes")
     if surprise:
         assert len(a.logged(r"The provider failed unexpectedly in list \(")) == 1
-        assert a.logged("failed unexpectedly in list again")
-        assert len(a.logged("^Traceback")) == 1
+        assert not a.logged("failed unexpectedly in list again"), "said once at -v=0"
+        assert not a.logged("^Traceback"), "the traceback is for -v=1"
     else:
         assert a.logged("connection failed")
         assert not a.logged("^Traceback")

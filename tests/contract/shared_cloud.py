@@ -63,6 +63,10 @@ class SharedCloud:
         self.entries: list[Entry] = []
         self.requests: list[str] = []
         self.faults: collections.deque[str] = collections.deque()
+        self.delay = 0
+        """Requests (writes, for a lost answer) to let through before the first fault."""
+        self.garbled: list[object] = []
+        """Entries of the wrong shape the next page answers with (a garbled answer)."""
 
     # -- scenes (not requests) ------------------------------------------------------------
 
@@ -81,14 +85,16 @@ class SharedCloud:
     # -- requests ---------------------------------------------------------------------------
 
     async def page(self, number: int) -> tuple[list[Entry], bool]:
-        """One page of entries, and whether another follows."""
-        return await self._serve(
-            "page",
-            lambda: (
-                [dataclasses.replace(e) for e in self.entries[number * PAGE : (number + 1) * PAGE]],
-                len(self.entries) > (number + 1) * PAGE,
-            ),
-        )
+        """One page of entries, and whether another follows (garbled entries first, once)."""
+
+        def answer() -> tuple[list[Entry], bool]:
+            garbled, self.garbled = self.garbled, []
+            chunk = [
+                dataclasses.replace(e) for e in self.entries[number * PAGE : (number + 1) * PAGE]
+            ]
+            return [*garbled, *chunk], len(self.entries) > (number + 1) * PAGE  # type: ignore[list-item]
+
+        return await self._serve("page", answer)
 
     async def list_machines(self) -> dict[str, str]:
         """Every machine."""
@@ -141,6 +147,10 @@ class SharedCloud:
         await self._serve("write-table", change, write=True)
 
     def _add(self, entry: Entry) -> None:
+        try:
+            ipaddress.ip_network(entry.destination)
+        except ValueError:
+            raise CloudError(400, f"{entry.destination} is not a network address") from None
         if self.ipv4_only and ipaddress.ip_network(entry.destination).version == 6:
             raise CloudError(400, "IPv6 is not routed here")
         if any(e.destination == entry.destination for e in self.entries):
@@ -151,6 +161,9 @@ class SharedCloud:
         self.requests.append(operation)
         await asyncio.sleep(0)
         if self.faults and (self.faults[0] != "lost-answer" or write):
+            if self.delay:
+                self.delay -= 1
+                return action()
             kind = self.faults.popleft()
             if kind == "lost-answer":
                 action()

@@ -12,7 +12,7 @@ import pytest
 
 from routectl.provider import RequestBudget
 from routectl.testing.contract import ProviderContract
-from tests.contract.shared_cloud import SharedCloud
+from tests.contract.shared_cloud import Entry, SharedCloud
 from tests.contract.wrong_providers import GoodProvider
 
 
@@ -45,9 +45,17 @@ class SharedCloudContract(ProviderContract):
         """Every method call of the cloud is a request."""
         return len(self.fake.requests)
 
-    async def inject_fault(self, kind: str) -> None:
-        """The next request (the next write, for a lost answer) fails as ``kind``."""
+    async def inject_fault(self, kind: str, *, after: int = 0) -> None:
+        """The next request (the next write, for a lost answer) after ``after`` fails."""
         self.fake.faults.append(kind)
+        self.fake.delay = after
+
+    async def inject_malformed_answer(self) -> str:
+        """The next page carries an entry whose destination is a number."""
+        self.fake.garbled.append(
+            Entry(destination=167772160, machine="m-x", owner="contract", name="x")  # type: ignore[arg-type]
+        )
+        return "destination"
 
     async def add_foreign_route(self, kind: str, destination: str) -> None:
         """Another cluster's route to its own machine, or an operator's to an appliance."""

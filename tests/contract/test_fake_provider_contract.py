@@ -32,6 +32,8 @@ class TestFakeProvider(ProviderContract):
     foreign_kinds: tuple[str, ...] = ("other-cluster",)
     foreign_kinds_elsewhere: tuple[str, ...] = ("other-cluster",)
     throttle_retry_after: float | None = 7.0
+    parses_answers = False  # the in-memory cloud hands over Route values: nothing to parse
+    knows_machines = False  # it routes to any name
     fake: FakeCloud
 
     @pytest.fixture
@@ -48,15 +50,19 @@ class TestFakeProvider(ProviderContract):
         """Every call the cloud served is one request."""
         return self.fake.count()
 
-    async def inject_fault(self, kind: str) -> None:
-        """Queue one failure of the requested kind for the next write."""
+    async def inject_fault(self, kind: str, *, after: int = 0) -> None:
+        """Queue one failure of the requested kind: for the next request (after ``after``),
+        or the next write for a lost answer."""
         fault = {
             "throttled": Fault(error=ProviderThrottledError("throttled", retry_after=7.0)),
             "transient": Fault(error=ProviderError("503")),
             "terminal": Fault(error=ProviderTerminalError("forbidden")),
             "lost-answer": Fault(hang_after_success=True),
         }[kind]
-        self.fake.fail_next("create", fault)
+        if kind == "lost-answer":
+            self.fake.fail_next("write", fault)
+        else:
+            self.fake.fail_next("*", fault, after=after)
 
     async def add_foreign_route(self, kind: str, destination: str) -> None:
         """Another cluster's route, in that cluster's table of the same cloud."""

@@ -8,14 +8,17 @@ suite's own tests can check each fails the contract for its reason.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
+import inspect
 from collections.abc import Awaitable, Collection, Sequence
 from http import HTTPStatus
 from typing import TypeVar
 
 from routectl.cidr import canonical
 from routectl.errors import (
+    MalformedAnswerError,
     ProviderError,
     ProviderTerminalError,
     ProviderThrottledError,
@@ -105,7 +108,12 @@ class GoodProvider:
 
     async def call(self, operation: str, request: Awaitable[T]) -> T:
         """Spend the budget, then send one request; its errors leave mapped."""
-        await self.budget.spend(operation)
+        try:
+            await self.budget.spend(operation)
+        except BaseException:  # cancelled while waiting: the request is never sent
+            if inspect.iscoroutine(request):
+                request.close()
+            raise
         try:
             return await request
         except CloudError as exc:
@@ -123,7 +131,20 @@ class GoodProvider:
 
     async def page(self, number: int) -> tuple[list[Entry], bool]:
         """One page of entries, and whether more follow; through the budget."""
-        return await self.call("page", self.cloud.page(number))
+        entries, more = await self.call("page", self.cloud.page(number))
+        return self.checked(entries), more
+
+    def checked(self, entries: list[Entry]) -> list[Entry]:
+        """The entries, each field of the type the cloud documents, or MalformedAnswerError."""
+        for index, entry in enumerate(entries):
+            for field in ("destination", "machine", "owner", "name"):
+                value: object = getattr(entry, field, None)
+                if not isinstance(value, str):
+                    raise MalformedAnswerError(
+                        f"page entry {index}: {field} is {value!r:.40}, expected a string",
+                        field=field,
+                    )
+        return entries
 
     def ours(self, entry: Entry) -> bool:
         """Whether the entry is marked as this cluster's."""
@@ -159,15 +180,28 @@ class GoodProvider:
         return Entry(destination=key, machine=machine, owner=self.cluster, name=f"{hint}-{digest}")
 
     async def explain_conflict(self, route: Route, machine: str) -> None:
-        """A taken destination: ours to the same machine is fine; anything else raises."""
+        """A taken destination: ours to the same machine is fine; another Node's raises
+        RouteAlreadyExistsError naming it; a foreign one is refused."""
         key = canonical(route.destination_cidr)
-        for entry in await self.entries():
+        entries = await self.entries()
+        machines = await self.call("machines", self.cloud.list_machines())
+        for entry in entries:
             if entry.destination != key:
                 continue
             if not self.ours(entry):
-                raise ProviderTerminalError(f"{key} is routed by {entry.owner or 'an operator'}")
-            if entry.machine != machine:
-                raise RouteAlreadyExistsError(f"{key} is routed to {entry.machine}")
+                self.refuse_foreign(entry)
+            if entry.machine == machine:
+                return
+            raise RouteAlreadyExistsError(
+                f"{key} is routed to {entry.machine}", holder=self.as_route(entry, machines)
+            )
+        raise ProviderError(f"{key} was taken, then freed while this create ran")
+
+    def refuse_foreign(self, entry: Entry) -> None:
+        """A foreign route holds the destination: refused, naming its owner."""
+        raise ProviderTerminalError(
+            f"{entry.destination} is routed by {entry.owner or 'an operator'}"
+        )
 
     async def held(self, route: Route) -> Entry:
         """Our entry that ``route`` names, or RouteNotFoundError."""
@@ -350,7 +384,10 @@ class UnpacedPages(GoodProvider):
         """Later pages bypass the budget."""
         if number == 0:
             return await super().page(number)
-        return await self.cloud.page(number)
+        try:
+            return await self.cloud.page(number)
+        except CloudError as exc:
+            raise mapped(exc) from exc
 
 
 class SpendsAfterSending(GoodProvider):
@@ -389,3 +426,149 @@ class ListsForeignRoutes(GoodProvider):
     def ours(self, entry: Entry) -> bool:
         """Everything."""
         return True
+
+
+class AlreadyExistsForForeign(GoodProvider):
+    """Answers "already exists" when a foreign route holds the destination, without saying
+    whose it is: routectl would count the create done while traffic goes elsewhere."""
+
+    def refuse_foreign(self, entry: Entry) -> None:
+        """Pretend it is there already."""
+        raise RouteAlreadyExistsError(f"{entry.destination} exists")
+
+
+class ClaimsForeignRoutesAsOurs(GoodProvider):
+    """Names the requested Node as the holder of a foreign route (a plugin that answers
+    "already exists" with the route it was asked for, whoever holds the destination)."""
+
+    async def explain_conflict(self, route: Route, machine: str) -> None:
+        """A foreign holder is reported as the route asked for."""
+        try:
+            await super().explain_conflict(route, machine)
+        except ProviderTerminalError as exc:
+            raise RouteAlreadyExistsError(str(exc), holder=route) from exc
+
+
+class TrustsAnswers(GoodProvider):
+    """Reads the cloud's answers without checking their shape."""
+
+    def checked(self, entries: list[Entry]) -> list[Entry]:
+        """Whatever came."""
+        return entries
+
+
+class ThrottleIsTerminalOnLaterPages(GoodProvider):
+    """Maps throttling right on a listing's first page only; later pages call it terminal."""
+
+    async def page(self, number: int) -> tuple[list[Entry], bool]:
+        """A 429 on page 2 and later is 'forbidden'."""
+        try:
+            return await super().page(number)
+        except ProviderThrottledError as exc:
+            if number == 0:
+                raise
+            raise ProviderTerminalError(str(exc)) from exc
+
+
+class DeleteFailuresAreNotFound(GoodProvider):
+    """Reports every failure of a delete as "not found" (routectl counts it done)."""
+
+    async def delete_route(self, route: Route) -> None:
+        """Any failure: not found."""
+        try:
+            await super().delete_route(route)
+        except ProviderError as exc:
+            raise RouteNotFoundError(str(exc)) from exc
+
+
+class ForgetsLostDeletes(GoodProvider):
+    """Retries a delete from what it remembers; the cloud's 404 is then a plain error."""
+
+    def __init__(self, *, cluster_name: str, cloud: SharedCloud, budget: RequestBudget) -> None:
+        super().__init__(cluster_name=cluster_name, cloud=cloud, budget=budget)
+        self.pending: dict[tuple[str, str], Entry] = {}
+
+    async def delete_route(self, route: Route) -> None:
+        """Remove the remembered entry, or the one the cloud holds."""
+        key = (canonical(route.destination_cidr), route.target_node)
+        held = self.pending.get(key) or await self.held(route)
+        self.pending[key] = held
+        try:
+            await self.call("remove", self.cloud.remove(held.destination, held.machine))
+        except ProviderError as exc:
+            if "404" in str(exc):
+                raise ProviderError(f"delete failed: {exc}") from exc
+            raise
+        del self.pending[key]
+
+
+class SharesPageCursor(GoodProvider):
+    """Keeps a listing's page cursor on the instance: concurrent listings skip pages."""
+
+    cursor = 0
+
+    async def entries(self) -> list[Entry]:
+        """Page by page, counting on self."""
+        found: list[Entry] = []
+        self.cursor, more = 0, True
+        while more:
+            page, more = await self.page(self.cursor)
+            found.extend(page)
+            self.cursor += 1
+        return found
+
+
+class StuckAfterCancel(GoodProvider):
+    """Serialises creates with a lock it releases on errors, not on cancellation."""
+
+    def __init__(self, *, cluster_name: str, cloud: SharedCloud, budget: RequestBudget) -> None:
+        super().__init__(cluster_name=cluster_name, cloud=cloud, budget=budget)
+        self.lock = asyncio.Lock()
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        """One create at a time; a cancelled one keeps the lock for ever."""
+        await self.lock.acquire()
+        try:
+            await super().create_route(route, name_hint=name_hint)
+        except Exception:
+            self.lock.release()
+            raise
+        self.lock.release()
+
+
+class NoMachineIsTerminal(GoodProvider):
+    """Calls a Node without a machine a terminal error."""
+
+    async def machine_of(self, node: str) -> str:
+        """Terminal, instead of transient."""
+        machines = await self.call("machines", self.cloud.list_machines())
+        for machine, name in machines.items():
+            if name == node:
+                return machine
+        raise ProviderTerminalError(f"no machine for node {node}")
+
+
+class SendsCidrAsGiven(GoodProvider):
+    """Sends and compares the destination as Kubernetes spelled it."""
+
+    def entry(self, route: Route, machine: str, hint: str) -> Entry:
+        """The CIDR as given."""
+        made = super().entry(route, machine, hint)
+        return dataclasses.replace(made, destination=route.destination_cidr)
+
+
+class LooksUpEachGoneMachine(GoodProvider):
+    """Looks machines up again for every listed route whose machine it does not know."""
+
+    async def list_routes(self) -> Collection[Route]:
+        """One more look-up per unknown machine (hccm #482)."""
+        entries = await self.entries()
+        machines = await self.call("machines", self.cloud.list_machines())
+        routes = []
+        for entry in entries:
+            if not self.ours(entry):
+                continue
+            if entry.machine not in machines:
+                machines = await self.call("machines", self.cloud.list_machines())
+            routes.append(self.as_route(entry, machines))
+        return routes

@@ -169,6 +169,8 @@ async def test_outcomes_at_the_default_level_and_sync_detail_at_v4(
     assert any(m.startswith("Sync plan: ") and "1 to create, 0 to delete" in m for m in debug)
     assert "Sync applied: 1 created, 0 deleted, 0 failed" in debug
     assert "Sync applied: 0 created, 1 deleted, 0 failed" in debug
+
+
 async def test_the_first_listroutes_goes_out_beside_the_first_node_list(cluster: Cluster) -> None:
     """While the first Node list is still on its way, the routes are listed already; the
     first sync plans on that listing (one ListRoutes in all) and routes the Node."""

@@ -13,10 +13,10 @@ import pytest
 
 from routectl.cidr import canonical
 from routectl.kube import KubeClient
-from routectl.observe.metrics import Metrics
 from routectl.model import Route
-from routectl.testing import FakeProvider
+from routectl.observe.metrics import Metrics
 from routectl.process.wiring import Sources, build_service
+from routectl.testing import FakeProvider
 from tests.integration.conftest import CLUSTER, Cluster, eventually, node_object, settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.looptime]

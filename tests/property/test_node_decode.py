@@ -8,7 +8,12 @@ import orjson
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from routectl.errors import InvalidObjectError, KubeError, ResourceVersionGoneError
+from routectl.errors import (
+    ImpossibleObjectError,
+    InvalidObjectError,
+    KubeError,
+    ResourceVersionGoneError,
+)
 from routectl.kube import parse_node, same, view_of
 from routectl.kube.decode import decode_event, decode_page
 from tests.conftest import FIXTURES, load_fixture
@@ -101,7 +106,7 @@ def test_a_page_reads_as_parse_node_reads_it(nodes: list[dict[str, Any]]) -> Non
     page = decode_page(orjson.dumps(body))
     wanted = [v for v in map(expected, nodes) if v != "refused"]
     assert page.nodes == wanted
-    assert len(page.skipped) == len(nodes) - len(wanted)
+    assert len(page.skipped) + len(page.impossible) == len(nodes) - len(wanted)
     assert page.resource_version == "7"
 
 
@@ -131,13 +136,34 @@ def test_real_nodes_decode_as_parse_node_reads_them(path) -> None:
 
 
 def test_fields_of_unexpected_types_fall_back_to_the_tolerant_reader() -> None:
-    odd = {"metadata": {"name": "n", "uid": 7}, "spec": {"podCIDRs": "10.0.0.0/24"}}
+    odd = {"metadata": {"name": "n", "uid": 7}, "spec": {"podCIDRs": ["10.0.0.0/24"]}}
     event = decode_event(orjson.dumps({"type": "ADDED", "object": odd}))
     assert event.record is None
     assert event.view == parse_node(odd)
     page = decode_page(orjson.dumps({"metadata": {"continue": "x"}, "items": [odd]}))
     assert page.nodes == [parse_node(odd)]
     assert page.continue_token == "x"  # noqa: S105 -- not a password
+
+
+def test_a_node_the_api_server_never_serves_is_impossible_not_cidr_less() -> None:
+    """spec: null, podCIDRs not a list, podCIDR null: what the Node says is unknown, so the
+    decoder says so (the informer keeps its last view) instead of reading 'no pod CIDR'."""
+    for spec in (None, {"podCIDRs": "10.0.0.0/24"}, {"podCIDR": None}):
+        node = {"metadata": {"name": "n"}, "spec": spec}
+        event = decode_event(orjson.dumps({"type": "MODIFIED", "object": node}))
+        assert event.impossible is not None or (
+            event.record is not None and _raises_impossible(event.record)
+        ), spec
+        page = decode_page(orjson.dumps({"metadata": {}, "items": [node]}))
+        assert (page.nodes, [e.name for e in page.impossible]) == ([], ["n"]), spec
+
+
+def _raises_impossible(record: Any) -> bool:
+    try:
+        view_of(record)
+    except ImpossibleObjectError:
+        return True
+    return False
 
 
 def test_error_events_and_malformed_lines_raise() -> None:

@@ -290,6 +290,8 @@ def test_same_seed_gives_the_same_numbers_for_every_profile(tmp_path) -> None:
     first, again = outputs
     assert first["profiles"]["upstream-periodic"]["throttled"] > 0  # calls were held back
     assert first == again
+
+
 def test_a_leader_killed_right_after_a_burst_leaves_no_burst_to_its_successor() -> None:
     """Bursts of twice the cloud's burst join at once and the leader is restarted or killed
     while their creates go out; the successor (whose bucket starts as if drained when its

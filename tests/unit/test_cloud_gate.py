@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 from collections.abc import Collection
 from typing import Any, cast
@@ -17,14 +18,19 @@ from routectl.cloud.budget import Budget
 from routectl.cloud.fence import Fence
 from routectl.cloud.gate import CloudGate
 from routectl.cloud.policy import CallPolicy
+from routectl.config.syntax import format_duration
 from routectl.errors import (
+    CloudPausedError,
     CloudWriteFencedError,
     ProviderError,
     ProviderTerminalError,
     ProviderThrottledError,
     ProviderTimeoutError,
+    RouteAlreadyExistsError,
+    RouteHeldError,
 )
 from routectl.model import Route
+from routectl.observe.logctx import v
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault
 from tests.fakes import EPOCH_CLOCK, gated
 
@@ -122,7 +128,7 @@ async def test_gives_up_after_max_attempts() -> None:
 
 
 async def test_already_exists_and_not_found_count_as_success() -> None:
-    """Creating an existing route and deleting a missing one both succeed."""
+    """Creating an existing route (the same Node's) and deleting a missing one succeed."""
     cloud = FakeCloud()
     provider = gate(cloud)
     await provider.create_route(route(1), name_hint="h")
@@ -132,6 +138,70 @@ async def test_already_exists_and_not_found_count_as_success() -> None:
     assert stats.count("create", "already_exists") == 1
     assert stats.count("delete", "not_found") == 1
     assert cloud.count() == 3
+
+
+async def test_already_exists_held_by_another_node_fails_naming_it() -> None:
+    """A create whose destination another Node's route holds is not done: RouteHeldError."""
+    cloud = FakeCloud()
+    cloud.add_route("c", Route(target_node="n9", destination_cidr="10.244.1.0/24", name="r9"))
+    provider = gate(cloud)
+    with pytest.raises(RouteHeldError, match="held by the route r9 to node n9") as caught:
+        await provider.create_route(route(1), name_hint="h")
+    assert caught.value.holder is not None
+    assert caught.value.holder.target_node == "n9"
+    assert cloud.count("create") == 1, "a held destination is not retried within the call"
+
+
+async def test_already_exists_held_by_a_blackhole_fails() -> None:
+    """The same Node's name on a blackhole route is not the route asked for."""
+    cloud = FakeCloud()
+    cloud.add_route("c", route(1))
+    cloud.blackhole_node("c", "n1")
+    with pytest.raises(RouteHeldError, match="blackhole"):
+        await gate(cloud).create_route(route(1), name_hint="h")
+
+
+class SaysExistsWithoutHolder:
+    """A plugin that answers "already exists" without saying who holds the destination."""
+
+    def __init__(self, listed: list[Route]) -> None:
+        self.listed = listed
+        self.lists = 0
+
+    async def list_routes(self) -> Collection[Route]:
+        self.lists += 1
+        await asyncio.sleep(1.0)
+        return list(self.listed)
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        raise RouteAlreadyExistsError(f"{route.destination_cidr} exists")
+
+    async def delete_route(self, route: Route) -> None:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_already_exists_without_holder_is_decided_by_a_listing() -> None:
+    """Without a holder, one listing (shared by concurrent creates) decides: ours and right
+    is done, a destination listed for another Node or not listed at all is not."""
+    plugin = SaysExistsWithoutHolder(
+        [route(1), Route(target_node="n9", destination_cidr="10.244.2.0/24", name="r9")]
+    )
+    provider = gated(plugin, CallPolicy(qps=100.0, burst=100))
+    results = await asyncio.gather(
+        provider.create_route(route(1), name_hint="h"),
+        provider.create_route(route(2), name_hint="h"),
+        provider.create_route(route(3), name_hint="h"),
+        return_exceptions=True,
+    )
+    assert results[0] is None
+    assert isinstance(results[1], RouteHeldError)
+    assert "node n9" in str(results[1])
+    assert isinstance(results[2], RouteHeldError)
+    assert "does not list as its own" in str(results[2])
+    assert plugin.lists == 1
 
 
 async def test_hung_call_times_out_and_is_retried() -> None:
@@ -158,8 +228,11 @@ async def test_timeouts_exhausted_raise_provider_timeout() -> None:
     """When every attempt hangs, the caller gets ProviderTimeoutError."""
     cloud = FakeCloud()
     cloud.fail_next("list", Fault(hang=True), times=5)
-    with pytest.raises(ProviderTimeoutError):
+    with pytest.raises(ProviderTimeoutError) as caught:
         await gate(cloud, timeout=2.0, max_attempts=2).list_routes()
+    waited = asyncio.get_running_loop().time()
+    assert str(caught.value).startswith("list did not answer within 2s (2 attempts over ")
+    assert f"over {format_duration(waited)})" in str(caught.value), "the time really waited"
 
 
 async def test_concurrency_is_bounded() -> None:
@@ -217,13 +290,17 @@ async def test_a_plugin_surprise_is_a_transient_error_logged_once(
     """Anything a plugin raises outside the tree leaves the gate as a ProviderError."""
     policy = CallPolicy(max_attempts=2, backoff_base=1.0, backoff_cap=8.0)
     provider = gated(Surprising(FakeCloud(), surprise), policy)
-    with caplog.at_level(logging.WARNING, logger="routectl"):
+    with caplog.at_level(v(1), logger="routectl"):
         for _ in range(2):
             with pytest.raises(ProviderError, match="unexpected failure in the provider"):
                 await provider.create_route(route(1), name_hint="h")
+    default = [r for r in caplog.records if r.levelno >= logging.INFO]
+    assert len(default) == 1, "one line at the default verbosity, however often it fails"
+    assert not default[0].exc_info, "no traceback at the default verbosity"
+    assert type(surprise).__name__ in default[0].getMessage()
     tracebacks = [r for r in caplog.records if r.exc_info]
-    assert len(tracebacks) == 1
-    assert type(surprise).__name__ in tracebacks[0].getMessage()
+    assert len(tracebacks) == 1, "the traceback once, at -v=1"
+    assert tracebacks[0].levelno == v(1)
     assert provider.statistics().count("create", "error") == 4
 
 
@@ -337,3 +414,46 @@ async def test_a_listing_that_is_not_a_collection_is_a_transient_error() -> None
     gate = gated(plugin, CallPolicy(max_attempts=1))
     with pytest.raises(ProviderError, match="unexpected failure in the provider: TypeError"):
         await gate.list_routes()
+
+
+async def test_a_write_cut_off_without_an_answer_leaves_the_lease_in_doubt() -> None:
+    """A create cancelled mid-call, or timed out, may still be carried out by the cloud: the
+    fence says so for a lease's length (the elector then lets the Lease expire); a listing
+    cut off, or a write that answered, leaves no doubt."""
+    cloud = FakeCloud(CloudSettings(write_latency=10.0, list_latency=10.0))
+    fence = Fence(open_=True)
+    provider = gated(FakeProvider.over(cloud, "c"), CallPolicy(timeout=60.0), fence=fence)
+    listing = asyncio.create_task(provider.list_routes())
+    await asyncio.sleep(1.0)
+    listing.cancel()
+    await asyncio.gather(listing, return_exceptions=True)
+    await provider.create_route(route(1), name_hint="h")
+    assert not fence.in_doubt(within=15.0), "reads and answered writes leave no doubt"
+    create = asyncio.create_task(provider.create_route(route(2), name_hint="h"))
+    await asyncio.sleep(1.0)
+    create.cancel()
+    await asyncio.gather(create, return_exceptions=True)
+    assert fence.in_doubt(within=15.0)
+    await asyncio.sleep(16.0)
+    assert not fence.in_doubt(within=15.0), "the doubt lasts a lease's length"
+    cloud.fail_next("delete", Fault(hang=True))
+    with pytest.raises(ProviderTimeoutError):
+        await gated(
+            FakeProvider.over(cloud, "c"), CallPolicy(timeout=5.0, max_attempts=1), fence=fence
+        ).delete_route(route(1))
+    assert fence.in_doubt(within=15.0), "a write that timed out is in doubt too"
+
+
+@pytest.mark.parametrize(
+    ("asked", "said"),
+    [(math.inf, "wait forever; calls wait 2m0s"), (3.43587e8, "wait 95440h50m0s; calls wait 2m0s")],
+)
+async def test_a_huge_retry_after_is_said_in_words(asked: float, said: str) -> None:
+    """Retry-After values print as durations, never as 'infs' or '3.43587e+08s'."""
+    cloud = FakeCloud()
+    cloud.fail_next("create", Fault(error=ProviderThrottledError("slow down", retry_after=asked)))
+    with pytest.raises(CloudPausedError) as caught:
+        await gate(cloud).create_route(route(1), name_hint="h")
+    assert said in str(caught.value)
+    assert "inf" not in str(caught.value)
+    assert "e+" not in str(caught.value)

@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 import pytest
 
-from routectl.kube.informer import Informer, NodeStore
 from routectl.kube import NodeEvent, NodeViews
 from routectl.kube.decode import decode_event
+from routectl.kube.informer import Informer, NodeStore
 from routectl.model import NodeView
 from tests.conftest import load_fixture
 
@@ -33,7 +33,7 @@ class Source:
         self.events = events
 
     async def list_node_views(self) -> NodeViews:
-        return NodeViews(nodes=[], skipped=[], resource_version="1")
+        return NodeViews(nodes=[], skipped=[], impossible=[], resource_version="1")
 
     async def watch_node_events(
         self, *, resource_version: str, timeout_seconds: int

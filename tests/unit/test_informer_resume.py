@@ -10,12 +10,10 @@ from typing import Any
 import orjson
 import pytest
 
-from routectl.errors import KubeError
-from routectl.kube import NodeListing
-from routectl.kube.informer import Informer, NodeStore
-from routectl.kube.informer import Informer, NodeStore
+from routectl.errors import KubeError, ResourceVersionGoneError
 from routectl.kube import NodeEvent, NodeViews
-from routectl.kube.decode import decode_event
+from routectl.kube.decode import decode_event, decode_page
+from routectl.kube.informer import Informer, NodeStore
 
 pytestmark = pytest.mark.looptime
 
@@ -33,7 +31,7 @@ class ScriptedSource:
 
     async def list_node_views(self) -> NodeViews:
         """An empty cluster at resourceVersion 10."""
-        return NodeViews(nodes=[], skipped=[], resource_version="10")
+        return NodeViews(nodes=[], skipped=[], impossible=[], resource_version="10")
 
     async def watch_node_events(
         self, *, resource_version: str, timeout_seconds: int
@@ -71,3 +69,62 @@ async def test_a_watch_cut_mid_stream_resumes_after_the_last_event_applied() -> 
     await asyncio.gather(task, return_exceptions=True)
     assert source.watched_from == ["10", "12"]
     assert seen == [(None, "gone"), ("gone", None)]
+
+
+class ImpossibleSource:
+    """Lists one good Node, then watches it turn impossible (spec: null), and relists it so."""
+
+    def __init__(self) -> None:
+        self.lists = 0
+
+    def node(self, spec: object, version: int) -> dict[str, Any]:
+        meta = {"name": "n1", "uid": "u1", "resourceVersion": str(version)}
+        return {"metadata": meta, "spec": spec}
+
+    async def list_node_views(self) -> NodeViews:
+        """First the good Node; on a relist, the impossible one (decoded as the client does)."""
+        self.lists += 1
+        spec = {"podCIDRs": ["10.244.1.0/24"]} if self.lists == 1 else None
+        body = {"metadata": {"resourceVersion": "10"}, "items": [self.node(spec, 10)]}
+        page = decode_page(orjson.dumps(body))
+        return NodeViews(
+            nodes=page.nodes,
+            skipped=page.skipped,
+            impossible=page.impossible,
+            resource_version=page.resource_version,
+        )
+
+    async def watch_node_events(
+        self, *, resource_version: str, timeout_seconds: int
+    ) -> AsyncIterator[NodeEvent]:
+        """MODIFIED with spec: null, then the watch expires (410): relist."""
+        if self.lists == 1:
+            yield decode_event(orjson.dumps({"type": "MODIFIED", "object": self.node(None, 11)}))
+            raise ResourceVersionGoneError("too old", status=410)
+        await asyncio.sleep(3600)
+
+
+async def test_a_node_turned_impossible_keeps_its_last_view_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A Node served with spec: null (by a watch event, then by a relist) is not a Node
+    without a pod CIDR: its last view stands, so its route stays, and a WARNING says why."""
+    store = NodeStore()
+    informer = Informer(
+        kube=ImpossibleSource(),
+        store=store,
+        on_change=lambda old, new: None,
+        on_relist=lambda reason: None,
+        rng=random.Random(1),
+        clock=lambda: asyncio.get_running_loop().time(),
+    )
+    task = asyncio.create_task(informer.run())
+    await asyncio.sleep(60)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    kept = store.get("n1")
+    assert kept is not None
+    assert kept.pod_cidrs == ("10.244.1.0/24",)
+    told = [r.getMessage() for r in caplog.records if "never serves" in r.getMessage()]
+    assert told, "a WARNING says why"
+    assert all("spec is null" in line and "its routes stay" in line for line in told)

@@ -8,11 +8,7 @@ from ipaddress import ip_network
 import pytest
 
 from routectl.cloud.listing import ListingCache
-from routectl.model import Route
-from routectl.plan.reconcile import Plan
-from routectl.testing import FakeCloud, FakeProvider
 from routectl.errors import ProviderError
-from routectl.cloud.listing import ListingCache
 from routectl.model import Route
 from routectl.plan.reconcile import Plan
 from routectl.testing import CloudSettings, FakeCloud, FakeProvider, Fault

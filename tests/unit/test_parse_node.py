@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from routectl.errors import InvalidObjectError
+from routectl.errors import ImpossibleObjectError, InvalidObjectError
 from routectl.kube import parse_node
 from routectl.model import Condition, NodeAddress
 from tests.conftest import FIXTURES, load_fixture
@@ -78,7 +78,7 @@ def test_pod_cidrs_preferred_over_pod_cidr() -> None:
     "raw",
     [
         pytest.param({"metadata": {"name": "n"}}, id="no-spec-no-status"),
-        pytest.param({"metadata": {"name": "n"}, "spec": None, "status": None}, id="nulls"),
+        pytest.param({"metadata": {"name": "n"}, "status": None}, id="null-status"),
         pytest.param(
             {
                 "metadata": {"name": "n"},
@@ -112,3 +112,23 @@ def test_fixture_dir_exists() -> None:
     """The copied fixtures are present (guards against an empty parametrization)."""
     assert len(NODE_FILES) == 7
     assert Path(FIXTURES / "nodes" / "SOURCES.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        pytest.param(None, "spec is null, not an object", id="spec-null"),
+        pytest.param({"podCIDRs": "10.244.1.0/24"}, "spec.podCIDRs is", id="cidrs-a-string"),
+        pytest.param({"podCIDRs": [24]}, "not a string", id="cidr-a-number"),
+        pytest.param({"podCIDR": 7}, "spec.podCIDR is not a string", id="cidr-a-number-alone"),
+    ],
+)
+def test_a_node_the_api_server_never_serves_is_impossible_not_empty(
+    spec: object, said: str
+) -> None:
+    """spec: null or podCIDRs that are not a list of strings: not "no pod CIDR" (which
+    would delete the Node's routes) but an ImpossibleObjectError naming the Node and why."""
+    with pytest.raises(ImpossibleObjectError, match=said) as caught:
+        parse_node({"metadata": {"name": "n"}, "spec": spec})
+    assert caught.value.name == "n"
+    assert "never serves" in str(caught.value)

@@ -81,14 +81,14 @@ class TestAzureContract(ProviderContract):
         """Requests the fake ARM received."""
         return len(self._fake.requests)
 
-    async def inject_fault(self, kind: str) -> None:
+    async def inject_fault(self, kind: str, *, after: int = 0) -> None:
         """ARM throttles (7 s), fails or forbids the next request, or a write's answer is lost."""
         if kind == "throttled":
-            self._fake.fail_next("*", 429, "TooManyRequests", **{"Retry-After": "7"})
+            self._fake.fail_next("*", 429, "TooManyRequests", after=after, **{"Retry-After": "7"})
         elif kind == "transient":
-            self._fake.fail_next("*", 500, "InternalServerError")
+            self._fake.fail_next("*", 500, "InternalServerError", after=after)
         elif kind == "terminal":
-            self._fake.fail_next("*", 403, "AuthorizationFailed")
+            self._fake.fail_next("*", 403, "AuthorizationFailed", after=after)
         else:
             self._fake.lose_next_answer("PUT")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from routectl_azure import AzureProvider
@@ -243,7 +243,9 @@ async def test_arm_throttling_carries_its_hint(
 ) -> None:
     """A 429 (or a 503 that says when) pauses routectl for as long as ARM asked."""
     provider = provider_for(fake)
-    fake.fail_next("GET", status, "SubscriptionRequestsThrottled", **headers)
+    fake.fail_next(
+        "GET", status, "SubscriptionRequestsThrottled", **cast("dict[str, Any]", headers)
+    )
     with pytest.raises(ProviderThrottledError) as caught:
         await provider.list_routes()
     await provider.aclose()

@@ -54,15 +54,20 @@ class TestGceContract(ProviderContract):
         """Requests the fake Compute API received."""
         return len(self._fake.requests)
 
-    async def inject_fault(self, kind: str) -> None:
+    async def inject_fault(self, kind: str, *, after: int = 0) -> None:
         """Compute's rate limit (403 rateLimitExceeded), a 503, a 403, or a lost insert."""
         if kind == "throttled":
-            self._fake.fail_next(403, "rateLimitExceeded", message="Rate Limit Exceeded")
+            self._fake.fail_next(
+                403, "rateLimitExceeded", message="Rate Limit Exceeded", after=after
+            )
         elif kind == "transient":
-            self._fake.fail_next(503, "backendError", message="Backend Error")
+            self._fake.fail_next(503, "backendError", message="Backend Error", after=after)
         elif kind == "terminal":
             self._fake.fail_next(
-                403, "forbidden", message="Required 'compute.routes.list' permission"
+                403,
+                "forbidden",
+                message="Required 'compute.routes.list' permission",
+                after=after,
             )
         else:
             self._fake.lose_next_answer("POST")

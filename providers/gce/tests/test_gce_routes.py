@@ -10,7 +10,7 @@ import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from google.auth.credentials import AnonymousCredentials
@@ -229,7 +229,7 @@ async def test_rate_limits_are_throttling(
 ) -> None:
     """Compute's rate-limit answers ask routectl to wait (Retry-After when sent)."""
     status, reason, headers, hint = case
-    fake.fail_next(status, reason, method="POST", **headers)
+    fake.fail_next(status, reason, method="POST", **cast("dict[str, Any]", headers))
     with pytest.raises(ProviderThrottledError) as caught:
         await make().create_route(route("node-a", "10.244.1.0/24"), name_hint=UID_A)
     assert caught.value.retry_after == hint

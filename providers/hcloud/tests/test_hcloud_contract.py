@@ -57,16 +57,27 @@ class TestHcloudContract(ProviderContract):
         """Requests the fake API received."""
         return len(self._fake.requests)
 
-    async def inject_fault(self, kind: str) -> None:
-        """The fake runs out of budget (429), is locked (423), forbids (403) or loses an add."""
-        if kind == "throttled":
+    async def inject_fault(self, kind: str, *, after: int = 0) -> None:
+        """The fake runs out of budget (429), is locked (423), forbids (403), each after
+        ``after`` requests, or loses the answer of the next add or delete."""
+        if kind == "throttled" and not after:
             self._fake.exhaust_budget()
+        elif kind == "throttled":
+            retry = {"Retry-After": "1"}
+            self._fake.fail_next(429, "rate_limit_exceeded", headers=retry, after=after)
         elif kind == "transient":
-            self._fake.fail_next(423, "locked", "network is locked")
+            self._fake.fail_next(423, "locked", "network is locked", after=after)
         elif kind == "terminal":
-            self._fake.fail_next(403, "forbidden", "insufficient permissions")
+            self._fake.fail_next(403, "forbidden", "insufficient permissions", after=after)
         else:
-            self._fake.lose_next_answer("/actions/add_route")
+            self._fake.lose_next_answer("_route")
+
+    async def inject_malformed_answer(self) -> str:
+        """The network's routes come back with a string where a route object belongs."""
+        network = self._network.json()
+        network["routes"] = ["10.244.1.0/24 via 10.0.1.1", *network["routes"]]
+        self._fake.answer_next(f"/networks/{self._network.id}", {"network": network})
+        return "network.routes[0]"
 
     async def add_foreign_route(self, kind: str, destination: str) -> None:
         """An operator's route to an appliance's IP that no server has."""

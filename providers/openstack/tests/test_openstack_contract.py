@@ -21,6 +21,10 @@ APPLIANCE_HOP = "172.16.0.1"  # an operator's VPN appliance on a transit subnet
 class TestOpenStackContract(ProviderContract):
     """Two servers on the Nodes' subnets; other clusters and operators share the router."""
 
+    parses_answers = False
+    """Not yet: the fake behind openstacksdk has no hook to garble an answer, so the
+    malformed-answer rule is not run here."""
+
     atomic: ClassVar[bool] = True
     nodes = ("node-a", "node-b")
     throttle_retry_after: float | None = 7.0
@@ -57,16 +61,19 @@ class TestOpenStackContract(ProviderContract):
         """Requests the fake APIs received, Keystone's and Nova's included."""
         return len(self._fake.requests)
 
-    async def inject_fault(self, kind: str) -> None:
-        """Nova throttles (7 s), fails or forbids the next listing, or a write's answer is lost."""
+    async def inject_fault(self, kind: str, *, after: int = 0) -> None:
+        """The next request (after ``after``), of any service, is throttled (7 s), fails
+        or is forbidden; or a write's answer is lost."""
+        where = "/servers/detail" if not after else ""
+        self._fake.let_through(after)
         if kind == "throttled":
-            self._fake.fail_next("/servers/detail", 429, "TooManyRequests", **{"Retry-After": "7"})
+            self._fake.fail_next(where, 429, "TooManyRequests", **{"Retry-After": "7"})
         elif kind == "transient":
-            self._fake.fail_next("/servers/detail", 503, "ServiceUnavailable")
+            self._fake.fail_next(where, 503, "ServiceUnavailable")
         elif kind == "terminal":
-            self._fake.fail_next("/servers/detail", 403, "Forbidden")
+            self._fake.fail_next(where, 403, "Forbidden")
         else:
-            write = "/add_extraroutes" if self.atomic else f"/routers/{self._router.id}"
+            write = "extraroutes" if self.atomic else f"/routers/{self._router.id}"
             self._fake.lose_next_answer(write)
 
     async def add_foreign_route(self, kind: str, destination: str) -> None:

@@ -39,8 +39,10 @@ class TestExampleContract(ProviderContract):
         """Requests the fake API received."""
         return len(self.fake.requests)
 
-    async def inject_fault(self, kind: str) -> None:
-        """The next request is throttled (7 s), fails (503), is refused (403), or is lost."""
+    async def inject_fault(self, kind: str, *, after: int = 0) -> None:
+        """The next request (after ``after``) is throttled (7 s), fails (503), is refused
+        (403), or the next write is lost."""
+        self.fake.let_through(after)
         if kind == "throttled":
             self.fake.fail_next(429, **{"Retry-After": "7"})
         elif kind == "transient":
@@ -49,6 +51,13 @@ class TestExampleContract(ProviderContract):
             self.fake.fail_next(403)
         else:
             self.fake.lose_next_answer()
+
+    async def inject_malformed_answer(self) -> str:
+        """The next GET is a page of routes with a number where a destination belongs."""
+        labels = {"cluster": "contract"}
+        route = {"id": "r-x", "destination": 167772160, "server": "srv-1", "labels": labels}
+        self.fake.answer_next("/routes", {"routes": [route], "next_page": None})
+        return "routes[0].destination"
 
     async def add_foreign_route(self, kind: str, destination: str) -> None:
         """Another cluster's route to its server, or an operator's unlabelled one."""

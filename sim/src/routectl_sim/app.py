@@ -11,8 +11,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from routectl.cli.flags import parse_run_flags
-from routectl_sim.profiles import IPAM_SCENARIOS, SCENARIOS, profile_flags
-from routectl.cli.flags import parse_run_flags
 from routectl_sim.profiles import ELECTED, IPAM_SCENARIOS, SCENARIOS, profile_flags
 from routectl_sim.report import (
     budget_notes,

@@ -9,7 +9,8 @@ API is small and REST-shaped, like a cloud's::
     POST   /clusters/{c}/routes                {destination, target, nameHint} -> 201 {name}
     DELETE /clusters/{c}/routes/{name}?destination=...&target=...                -> 204
 
-Errors are HTTP statuses with a JSON ``{"message"}``: 409 (exists), 404 (gone), 429 with a
+Errors are HTTP statuses with a JSON ``{"message"}``: 409 (exists, with the ``holder``
+route as a listing shows it), 404 (gone), 429 with a
 ``Retry-After`` header (throttled), 403 (terminal: quota), 503 (transient). Every request is
 recorded with its loop time, the ``X-Client`` header the plugin sends (its ``client``
 option) and the status answered, so tests see who wrote what, when. :meth:`answer_next`
@@ -189,7 +190,10 @@ class CloudServer:
                 headers = {}
                 if isinstance(exc, ProviderThrottledError) and exc.retry_after is not None:
                     headers["Retry-After"] = f"{exc.retry_after:g}"
-                return web.json_response({"message": str(exc)}, status=status, headers=headers)
+                body: dict[str, object] = {"message": str(exc)}
+                if isinstance(exc, RouteAlreadyExistsError) and exc.holder is not None:
+                    body["holder"] = _route_json(exc.holder)
+                return web.json_response(body, status=status, headers=headers)
             if result is None:
                 return web.Response(status=ok)
             return web.Response(status=ok, text=json.dumps(result), content_type="application/json")

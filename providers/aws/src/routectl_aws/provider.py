@@ -158,7 +158,8 @@ class AwsProvider:
 
         The instance's source/destination check is turned off first (only if it is on). A table
         already routing the CIDR to the same instance is fine; a blackhole is replaced; another
-        instance's route raises :class:`RouteAlreadyExistsError` (routectl deletes it first).
+        instance's route raises :class:`RouteAlreadyExistsError` naming it as ``holder``
+        (routectl deletes it first).
         ``name_hint`` is not used: EC2 routes have no names.
         """
         del name_hint
@@ -182,8 +183,24 @@ class AwsProvider:
                 conflicts.append(conflict)
         if conflicts:
             raise RouteAlreadyExistsError(
-                f"route to {network} already exists for another target: {'; '.join(conflicts)}"
+                f"route to {network} already exists for another target: {'; '.join(conflicts)}",
+                holder=self._holder(tables, str(network), instance),
             )
+
+    def _holder(self, tables: list[Table], key: str, instance: Instance) -> Route:
+        """The route holding ``key`` instead of ``instance``, as :meth:`list_routes` would
+        list it (no target unless it leads to a live instance with a Node name)."""
+        name = f"{self.cluster_name}-{key}"
+        for table in tables:
+            entry = table.entries.get(key)
+            if entry is None or (entry.instance_id == instance.id and not entry.blackhole):
+                continue
+            known = self._instances.known(entry.instance_id) if entry.instance_id else None
+            if entry.blackhole or known is None or not known.alive:
+                return Route(target_node="", destination_cidr=key, name=name, blackhole=True)
+            node = self._instances.node_name(known)
+            return Route(target_node=node, destination_cidr=key, name=name)
+        return Route(target_node="", destination_cidr=key, name=name)
 
     async def delete_route(self, route: Route) -> None:
         """Delete the route from every selected table that has it.
@@ -259,7 +276,8 @@ class AwsProvider:
             conflicts.extend([conflict] if conflict else [])
         if conflicts:
             raise RouteAlreadyExistsError(
-                f"route to {network} already exists for another target: {'; '.join(conflicts)}"
+                f"route to {network} already exists for another target: {'; '.join(conflicts)}",
+                holder=self._holder(tables, key, instance),
             )
 
     async def aclose(self) -> None:

@@ -94,6 +94,9 @@ def _error_xml(fault: InjectedFault) -> str:
     )
 
 
+_ROUTE_WRITES = frozenset({"CreateRoute", "DeleteRoute", "ReplaceRoute"})
+
+
 class FaultProxy:
     """Forward EC2 requests to ``upstream``, failing the next ones on request."""
 
@@ -107,19 +110,28 @@ class FaultProxy:
         """The access key id each request was signed with, in order (never a secret)."""
         self._lose: list[str] = []
         self._faults: collections.deque[tuple[InjectedFault, str | None]] = collections.deque()
+        self._delay = 0
         self._runner: web.AppRunner | None = None
         self._client: aiohttp.ClientSession | None = None
         self.url = ""
 
     def fail_next(
-        self, fault: str | InjectedFault, *, times: int = 1, action: str | None = None
+        self,
+        fault: str | InjectedFault,
+        *,
+        times: int = 1,
+        action: str | None = None,
+        after: int = 0,
     ) -> None:
-        """Answer the next ``times`` requests (of ``action``, if given) with ``fault``."""
+        """Answer the next ``times`` requests (of ``action``, if given) with ``fault``,
+        after letting ``after`` of them through."""
         chosen = FAULTS[fault] if isinstance(fault, str) else fault
         self._faults.extend([(chosen, action)] * times)
+        self._delay = after
 
     def lose_next_answer(self, action: str) -> None:
-        """Forward the next request of ``action``, then drop the connection unanswered."""
+        """Forward the next request of ``action`` (``write``: any route change), then drop
+        the connection unanswered."""
         self._lose.append(action)
 
     def count(self, action: str) -> int:
@@ -157,6 +169,9 @@ class FaultProxy:
     def _take_fault(self, action: str) -> InjectedFault | None:
         for index, (fault, only) in enumerate(self._faults):
             if only is None or only == action:
+                if self._delay:
+                    self._delay -= 1
+                    return None
                 del self._faults[index]
                 return fault
         return None
@@ -186,8 +201,11 @@ class FaultProxy:
         ) as upstream:
             payload = await upstream.read()
             reply = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_BY_HOP}
-        if action in self._lose and request.transport is not None:
-            self._lose.remove(action)
+        lost = action if action in self._lose else None
+        if lost is None and action in _ROUTE_WRITES and "write" in self._lose:
+            lost = "write"
+        if lost is not None and request.transport is not None:
+            self._lose.remove(lost)
             request.transport.abort()  # carried out upstream, but the answer is lost
         return web.Response(status=upstream.status, body=payload, headers=reply)
 

@@ -116,7 +116,8 @@ class FakeArm:
         self.url = ""
         self.ca_path = ""
         self._operations: dict[str, float] = {}
-        self._errors: collections.deque[tuple[str, int, str, dict[str, str]]] = collections.deque()
+        self._errors: collections.deque[list[Any]] = collections.deque()
+        """[method, status, code, headers, requests to let through first]"""
         self._lose: list[str] = []
         self._before: list[tuple[str, Callable[[], None]]] = []
         self._ids = itertools.count(1)
@@ -146,9 +147,12 @@ class FakeArm:
         for nics in [*self.nics.values(), *self.scale_sets.values()]:
             nics[:] = [nic for nic in nics if ip not in nic[1]]
 
-    def fail_next(self, method: str, status: int, code: str, **headers: str) -> None:
-        """Answer the next ``method`` request (``*``: any) with an ARM error."""
-        self._errors.append((method, status, code, headers))
+    def fail_next(
+        self, method: str, status: int, code: str, *, after: int = 0, **headers: str
+    ) -> None:
+        """Answer the next ``method`` request (``*``: any) with an ARM error, after letting
+        ``after`` such requests through."""
+        self._errors.append([method, status, code, headers, after])
 
     def lose_next_answer(self, method: str = "PUT") -> None:
         """Carry out the next ``method`` request, then drop the connection unanswered."""
@@ -215,8 +219,11 @@ class FakeArm:
             self.reads_left -= 1
         else:
             self.writes_left -= 1
-        for index, (method, status, code, headers) in enumerate(self._errors):
+        for index, (method, status, code, headers, after) in enumerate(self._errors):
             if method in {"*", request.method}:
+                if after:
+                    self._errors[index][4] = after - 1
+                    break
                 del self._errors[index]
                 return self._error(status, code, f"injected {status}", headers)
         for index, (method, scene) in enumerate(self._before):

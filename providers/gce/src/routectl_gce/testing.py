@@ -100,6 +100,8 @@ class _Fault:
     reason: str
     message: str
     headers: dict[str, str]
+    after: int = 0
+    """Matching requests to let through before this one fails."""
 
 
 class FakeCompute:
@@ -187,12 +189,14 @@ class FakeCompute:
         method: str = "",
         path_part: str = "",
         message: str = "",
+        after: int = 0,
         **headers: str,
     ) -> None:
         """Answer the next request (of ``method``, whose path holds ``path_part``) with an
-        error of ``status`` and ``reason`` (``rateLimitExceeded``, ``backendError``, ...)."""
+        error of ``status`` and ``reason`` (``rateLimitExceeded``, ``backendError``, ...),
+        after letting ``after`` such requests through."""
         self._faults.append(
-            _Fault(method, path_part, status, reason, message or reason, dict(headers))
+            _Fault(method, path_part, status, reason, message or reason, dict(headers), after)
         )
 
     def fail_next_operation(self, code: str, message: str, *, http_status: int = 403) -> None:
@@ -250,6 +254,9 @@ class FakeCompute:
             )
         for fault in self._faults:
             if fault.method in {"", request.method} and fault.path_part in request.path:
+                if fault.after:
+                    fault.after -= 1
+                    break
                 self._faults.remove(fault)
                 return _error(fault.status, fault.reason, fault.message, fault.headers)
         response = await handler(request)

@@ -36,6 +36,7 @@ from typing import Any
 
 import aiohttp
 
+from routectl.answers import Answer
 from routectl.errors import (
     ProviderError,
     ProviderTerminalError,
@@ -215,15 +216,20 @@ class Action:
     error_message: str = ""
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any]) -> Action:
-        """Read an ``action`` object of the API."""
-        error = raw.get("error") or {}
+    def parse(cls, raw: Answer) -> Action:
+        """Read an ``action`` object of the API; a field of the wrong shape is an error."""
+        error = raw.field("error")
+        if error.missing:
+            code = message = ""
+        else:
+            code = error.field("code").text(default="")
+            message = error.field("message").text(default="")
         return cls(
-            id=int(raw.get("id", 0)),
-            command=str(raw.get("command", "")),
-            status=str(raw.get("status", "")),
-            error_code=str(error.get("code", "")),
-            error_message=str(error.get("message", "")),
+            id=raw.field("id").integer(),
+            command=raw.field("command").text(default=""),
+            status=raw.field("status").text(),
+            error_code=code,
+            error_message=message,
         )
 
 
@@ -299,29 +305,39 @@ class HcloudApi:
 
     async def pages(
         self, path: str, key: str, *, operation: str, params: Mapping[str, str | int] | None = None
-    ) -> list[dict[str, Any]]:
-        """Every item of a paginated list (``meta.pagination.next_page``)."""
-        items: list[dict[str, Any]] = []
+    ) -> list[Answer]:
+        """Every item of a paginated list (``meta.pagination.next_page``), each an object."""
+        items: list[Answer] = []
         page: int | None = 1
         while page is not None:
-            answer = await self.request(
+            raw = await self.request(
                 "GET",
                 path,
                 operation=operation,
                 params={**(params or {}), "page": page, "per_page": 50},
             )
-            items.extend(item for item in answer.get(key, []) if isinstance(item, dict))
-            pagination = (answer.get("meta") or {}).get("pagination") or {}
-            next_page = pagination.get("next_page")
-            page = int(next_page) if next_page and int(next_page) > page else None
+            answer = Answer(raw, what=f"Hetzner Cloud {operation} (page {page})")
+            for item in answer.field(key).items():
+                item.obj()
+                items.append(item)
+            meta = answer.field("meta")
+            pagination = Answer(None, what="") if meta.missing else meta.field("pagination")
+            next_page = (
+                0 if pagination.missing else pagination.field("next_page").integer(default=0)
+            )
+            page = next_page if next_page > page else None
         return items
+
+    def answer(self, raw: object, *, operation: str) -> Answer:
+        """A decoded answer to ``operation``, to be read field by field."""
+        return Answer(raw, what=f"Hetzner Cloud {operation}")
 
     async def wait(self, action: Action, *, operation: str) -> None:
         """Poll ``action`` until it finished; an action that failed is a transient error."""
         while action.status == "running":
             await asyncio.sleep(self.poll_seconds)
             answer = await self.request("GET", f"/actions/{action.id}", operation=operation)
-            action = Action.parse(answer.get("action") or {})
+            action = Action.parse(self.answer(answer, operation=operation).field("action"))
         if action.status != "success":
             raise ProviderError(
                 f"Hetzner Cloud {operation}: action {action.id} ended as {action.status}: "

@@ -13,7 +13,9 @@ until they finish; this provider's own changes to the network are made one at a 
 Hetzner refuses a change while another one runs (``locked``/``conflict``). IPv6 is refused
 early: Hetzner networks do not route it. A delete removes only the route it was given: the
 gateway in its listed name, or the target Node's IP; a route that now leads elsewhere is
-"not found". Every HTTP request spends the request budget the factory was handed.
+"not found". Every HTTP request spends the request budget the factory was handed. Answers
+are read by type (:class:`routectl.answers.Answer`): a field of the wrong shape is one
+:class:`~routectl.errors.MalformedAnswerError` naming it, never an ``AttributeError``.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ import ipaddress
 import logging
 import os
 from collections.abc import Collection, Mapping
-from typing import Any
 
 from routectl.cidr import canonical, network_or_none, parse_cidr
 from routectl.errors import (
+    MalformedAnswerError,
     ProviderError,
     ProviderTerminalError,
     RouteAlreadyExistsError,
@@ -98,24 +100,25 @@ class HcloudProvider:
         """Every route of the network, its gateway mapped to a server (node) name."""
         routes = await self._load_routes()
         servers = await self._fresh_servers()
-        listed: list[Route] = []
-        for route in routes.values():
-            node = servers.name_by_ip.get(route.gateway, "")
-            listed.append(
-                Route(
-                    target_node=node,
-                    destination_cidr=route.destination,
-                    name=f"{route.gateway}-{route.destination}",
-                    blackhole=not node,
-                )
-            )
-        return listed
+        return [self._as_route(route, servers) for route in routes.values()]
+
+    @staticmethod
+    def _as_route(route: _NetworkRoute, servers: _Servers) -> Route:
+        """The network's route as routectl sees it: its gateway's server is its node."""
+        node = servers.name_by_ip.get(route.gateway, "")
+        return Route(
+            target_node=node,
+            destination_cidr=route.destination,
+            name=f"{route.gateway}-{route.destination}",
+            blackhole=not node,
+        )
 
     async def create_route(self, route: Route, *, name_hint: str) -> None:
         """Add ``destination -> the node's private IP`` to the network and wait for it.
 
         A route to the same gateway already there is fine; one to another gateway raises
-        :class:`RouteAlreadyExistsError` (routectl deletes it first). ``name_hint`` is not used:
+        :class:`RouteAlreadyExistsError` naming it as ``holder`` (routectl deletes it first
+        if it is another Node's). ``name_hint`` is not used:
         network routes have no names.
         """
         del name_hint
@@ -143,7 +146,8 @@ class HcloudProvider:
                     raise
                 await self._explain_rejected_add(err, destination=destination, gateway=gateway)
                 return
-            await self._api.wait(Action.parse(answer.get("action") or {}), operation="add_route")
+            action = self._api.answer(answer, operation="add_route").field("action")
+            await self._api.wait(Action.parse(action), operation="add_route")
         if self._routes is not None:
             self._routes[destination] = _NetworkRoute(destination=destination, gateway=gateway)
 
@@ -176,7 +180,8 @@ class HcloudProvider:
                         f"no route to {route.destination_cidr} in the network"
                     ) from err
                 raise
-            await self._api.wait(Action.parse(answer.get("action") or {}), operation="delete_route")
+            action = self._api.answer(answer, operation="delete_route").field("action")
+            await self._api.wait(Action.parse(action), operation="delete_route")
         if self._routes is not None:
             self._routes.pop(key, None)
 
@@ -194,13 +199,13 @@ class HcloudProvider:
         found = await self._api.pages(
             "/networks", "networks", operation="list networks", params={"name": name}
         )
-        matches = [n for n in found if n.get("name") == name]
+        matches = [n for n in found if n.field("name").text(default="") == name]
         if len(matches) != 1:
             raise ProviderTerminalError(
                 f"Hetzner Cloud: {len(matches) or 'no'} networks named {name!r}; "
                 "set the option network to the network's id"
             )
-        self._network_id = int(matches[0]["id"])
+        self._network_id = matches[0].field("id").integer()
         return self._network_id
 
     async def _load_routes(self) -> dict[str, _NetworkRoute]:
@@ -216,14 +221,20 @@ class HcloudProvider:
                     f"Hetzner Cloud: network {network_id} does not exist"
                 ) from err
             raise
-        network: dict[str, Any] = answer.get("network") or {}
+        network = self._api.answer(answer, operation="get network").field("network")
         routes: dict[str, _NetworkRoute] = {}
-        for raw in network.get("routes") or []:
-            destination, gateway = str(raw.get("destination", "")), str(raw.get("gateway", ""))
-            if destination:
-                routes[canonical(destination)] = _NetworkRoute(
-                    destination=destination, gateway=gateway
+        for raw in network.field("routes").items():
+            destination = raw.field("destination")
+            gateway = raw.field("gateway").text()
+            if network_or_none(destination.text()) is None:
+                raise MalformedAnswerError(
+                    f"Hetzner Cloud get network: malformed answer: {destination.path} is "
+                    f"{destination.value!r:.60}, not a CIDR",
+                    field=destination.path,
                 )
+            routes[canonical(destination.text())] = _NetworkRoute(
+                destination=destination.text(), gateway=gateway
+            )
         self._routes = routes
         return routes
 
@@ -237,7 +248,8 @@ class HcloudProvider:
         if existing.gateway == gateway:
             return
         raise RouteAlreadyExistsError(
-            f"route to {destination} already exists via {existing.gateway}"
+            f"route to {destination} already exists via {existing.gateway}",
+            holder=self._as_route(existing, await self._fresh_servers()),
         ) from err
 
     async def _leads_to(self, known: _NetworkRoute, route: Route) -> bool:
@@ -269,12 +281,12 @@ class HcloudProvider:
             found = await self._api.pages("/servers", "servers", operation="list servers")
             servers = _Servers(stamp=now)
             for server in found:
-                name = str(server.get("name", ""))
+                name = server.field("name").text()
                 ip = next(
                     (
-                        str(net.get("ip", ""))
-                        for net in server.get("private_net") or []
-                        if int(net.get("network", 0)) == network_id
+                        net.field("ip").text(default="")
+                        for net in server.field("private_net").items()
+                        if net.field("network").integer() == network_id
                     ),
                     "",
                 )

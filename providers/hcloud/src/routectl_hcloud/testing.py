@@ -166,6 +166,8 @@ class FakeHcloud:
         self.url = ""
         self._actions: dict[int, _Action] = {}
         self._faults: collections.deque[_Fault] = collections.deque()
+        self._scripted: list[tuple[str, object]] = []
+        self._delay = 0
         self._action_faults: collections.deque[tuple[str, str]] = collections.deque()
         self._lose: list[str] = []
         self._ids = iter(range(1000, 10**9))
@@ -214,9 +216,12 @@ class FakeHcloud:
         path: str | None = None,
         times: int = 1,
         headers: Mapping[str, str] | None = None,
+        after: int = 0,
     ) -> None:
         """Answer the next ``times`` requests (matching ``method``/``path``) with an error,
-        carrying ``headers`` (a ``Retry-After``, say) besides the rate-limit ones."""
+        carrying ``headers`` (a ``Retry-After``, say) besides the rate-limit ones; with
+        ``after``, let that many matching requests through first."""
+        self._delay = after
         fault = _Fault(
             status=status,
             code=code,
@@ -226,6 +231,11 @@ class FakeHcloud:
             headers=dict(headers or {}),
         )
         self._faults.extend([fault] * times)
+
+    def answer_next(self, path: str, body: object) -> None:
+        """Answer the next request to exactly ``path`` with 200 and ``body`` (any JSON: the
+        shape of an answer a garbling proxy or a changed API might give)."""
+        self._scripted.append((path, body))
 
     def fail_next_action(self, code: str = "action_failed", message: str = "failed") -> None:
         """The next action created ends with status ``error``."""
@@ -322,8 +332,15 @@ class FakeHcloud:
         if self._budget < 1:
             return _error(429, "rate_limit_exceeded", "limit of requests per hour reached")
         self._budget -= 1
+        for index, (where, body) in enumerate(self._scripted):
+            if where == path:
+                del self._scripted[index]
+                return web.json_response(body)
         for index, fault in enumerate(self._faults):
             if fault.method in (None, request.method) and fault.path in (None, path):
+                if self._delay:
+                    self._delay -= 1
+                    break
                 del self._faults[index]
                 answer = _error(fault.status, fault.code, fault.message)
                 answer.headers.update(fault.headers)

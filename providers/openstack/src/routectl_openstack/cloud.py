@@ -188,6 +188,14 @@ def map_http_error(operation: str, exc: openstack.exceptions.HttpException) -> P
 def map_other_error(operation: str, exc: Exception) -> ProviderError:
     """A failure that is not an error answer: connection, discovery, authentication."""
     name = type(exc).__name__
+    if isinstance(exc, ks_exceptions.HttpError) and exc.http_status == HTTPStatus.TOO_MANY_REQUESTS:
+        # A 429 seen by keystoneauth (not by the SDK): still throttling, with its hint.
+        response = getattr(exc, "response", None)
+        hint = _retry_after(response.headers if response is not None else {})
+        return ProviderThrottledError(
+            f"OpenStack {operation}: HTTP 429 ({name})",
+            retry_after=hint if hint and hint > 0 else 1.0,
+        )
     if isinstance(exc, ks_exceptions.Unauthorized | ks_exceptions.MissingAuthPlugin):
         return ProviderTerminalError(f"OpenStack {operation}: Keystone refused ({name})")
     if isinstance(exc, ks_exceptions.EndpointNotFound):

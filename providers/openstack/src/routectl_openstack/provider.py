@@ -25,7 +25,7 @@ import os
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from routectl.cidr import canonical
+from routectl.cidr import canonical, parse_cidr
 from routectl.errors import ProviderError, ProviderTerminalError, RouteNotFoundError
 from routectl.model import Route
 from routectl.provider import BatchResult, RequestBudget
@@ -108,7 +108,7 @@ class OpenStackProvider:
         wanted = Hop(self._destination(route), await self._nexthop(route) or "")
         async with self._write_lock:
             router = await self._router()
-            if claim(router.hops, wanted, self.options.node_cidrs):
+            if claim(router.hops, wanted, self.options.node_cidrs, self._servers.by_ip):
                 await self._write(router, adds=[wanted], removes=[])
 
     async def delete_route(self, route: Route) -> None:
@@ -169,7 +169,8 @@ class OpenStackProvider:
                     failed[index] = ProviderError(f"no server named {route.target_node!r} (yet)")
                     continue
                 wanted = Hop(self._destination(route), nexthop)
-                if claim([*kept, *(hop for _, hop in adds)], wanted, self.options.node_cidrs):
+                present = [*kept, *(hop for _, hop in adds)]
+                if claim(present, wanted, self.options.node_cidrs, servers.by_ip):
                     adds.append((index, wanted))
             except ProviderError as exc:
                 failed[index] = exc
@@ -310,7 +311,7 @@ class OpenStackProvider:
     @staticmethod
     def _destination(route: Route) -> str:
         try:
-            return canonical(str(ipaddress.ip_network(route.destination_cidr, strict=False)))
+            return str(parse_cidr(route.destination_cidr))  # as Kubernetes spells it: sloppy
         except ValueError as exc:
             raise ProviderTerminalError(
                 f"invalid destination CIDR {route.destination_cidr!r}"

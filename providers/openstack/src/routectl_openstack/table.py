@@ -72,11 +72,17 @@ def named_nexthop(route: Route) -> str | None:
     return None
 
 
-def claim(existing: Sequence[Hop], wanted: Hop, cidrs: Sequence[Network]) -> bool:
+def claim(
+    existing: Sequence[Hop],
+    wanted: Hop,
+    cidrs: Sequence[Network],
+    nodes_by_ip: Mapping[str, str],
+) -> bool:
     """Whether ``wanted`` may be added (False: it is there already); raises on a conflict.
 
-    Another Node's route to the destination: :class:`RouteAlreadyExistsError` (routectl
-    deletes it first). Anyone else's: :class:`ProviderTerminalError` naming it.
+    Another Node's route to the destination: :class:`RouteAlreadyExistsError` naming it as
+    ``holder`` (routectl deletes it first). Anyone else's: :class:`ProviderTerminalError`
+    naming it.
     """
     key = canonical(wanted.destination)
     for hop in existing:
@@ -89,7 +95,9 @@ def claim(existing: Sequence[Hop], wanted: Hop, cidrs: Sequence[Network]) -> boo
                 f"the router routes {key} to {hop.nexthop}, outside the Nodes' subnets: "
                 "routectl does not touch routes it could not have made"
             )
-        raise RouteAlreadyExistsError(f"the router routes {key} to {hop.nexthop}")
+        raise RouteAlreadyExistsError(
+            f"the router routes {key} to {hop.nexthop}", holder=as_route(hop, nodes_by_ip)
+        )
     return True
 
 

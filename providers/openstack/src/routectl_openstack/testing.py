@@ -80,6 +80,7 @@ class FakeOpenStack:
         self._token = ""
         self._ids = itertools.count(1)
         self._errors: collections.deque[tuple[str, int, str, dict[str, str]]] = collections.deque()
+        self._delay = 0
         self._lose: list[tuple[str, str]] = []
         self._runner: web.AppRunner | None = None
 
@@ -109,6 +110,10 @@ class FakeOpenStack:
     def fail_next(self, suffix: str, status: int, kind: str = "Injected", **headers: str) -> None:
         """Answer the next request whose path ends with ``suffix`` with an error."""
         self._errors.append((suffix, status, kind, headers))
+
+    def let_through(self, requests: int) -> None:
+        """Let that many matching requests through before the next queued error."""
+        self._delay = requests
 
     def lose_next_answer(self, suffix: str, method: str = "PUT") -> None:
         """Carry out the next ``method`` request whose path ends with ``suffix``, then drop the
@@ -152,6 +157,9 @@ class FakeOpenStack:
         self.times.append(asyncio.get_running_loop().time())
         for index, (suffix, status, kind, headers) in enumerate(self._errors):
             if request.path.endswith(suffix):
+                if self._delay:
+                    self._delay -= 1
+                    break
                 del self._errors[index]
                 answer = _neutron_error(status, kind, f"injected {status}")
                 answer.headers.update(headers)

@@ -3,8 +3,10 @@
 It keeps state and behaves like the documented API: ``GET /servers``; ``GET /routes?page=N``
 (two routes a page, ``next_page``); ``POST /routes`` (409 when the destination is taken);
 ``DELETE /routes/{id}`` (404 when gone). Tests count :attr:`FakeCloud.requests`, queue error
-answers with :meth:`FakeCloud.fail_next` (a 429 carries ``Retry-After``), and make the next
-``POST`` carry out its change but lose its answer with :meth:`FakeCloud.lose_next_answer`.
+answers with :meth:`FakeCloud.fail_next` (a 429 carries ``Retry-After``;
+:meth:`FakeCloud.let_through` lets requests through first), and make the next
+write carry out its change but lose its answer with :meth:`FakeCloud.lose_next_answer`;
+:meth:`FakeCloud.answer_next` gives the next ``GET`` of a path a body of any shape.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ class FakeCloud:
         self.requests: list[str] = []
         self.url = ""
         self._errors: collections.deque[tuple[int, dict[str, str]]] = collections.deque()
+        self._delay = 0
         self._lose_next = False
+        self._bodies: dict[str, object] = {}
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
 
@@ -52,8 +56,16 @@ class FakeCloud:
         """Answer the next request with ``status`` (and ``headers``, e.g. Retry-After)."""
         self._errors.append((status, headers))
 
+    def let_through(self, requests: int) -> None:
+        """Let that many requests through before the next queued failure."""
+        self._delay = requests
+
+    def answer_next(self, path: str, body: object) -> None:
+        """Answer the next ``GET`` of ``path`` (``/routes``) with 200 and ``body``."""
+        self._bodies[path] = body
+
     def lose_next_answer(self) -> None:
-        """Carry out the next ``POST /routes``, then drop the connection unanswered."""
+        """Carry out the next write (``POST``, ``DELETE``), then drop the connection unanswered."""
         self._lose_next = True
 
     async def __aenter__(self) -> FakeCloud:
@@ -76,11 +88,17 @@ class FakeCloud:
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         self.requests.append(f"{request.method} {request.path}")
-        if self._errors:
+        if self._errors and self._delay:
+            self._delay -= 1
+        elif self._errors:
             status, headers = self._errors.popleft()
             return web.json_response({"error": "injected"}, status=status, headers=headers)
+        path = request.path.removeprefix("/v1")
+        if request.method == "GET" and path in self._bodies:
+            return web.json_response(self._bodies.pop(path))
         response: web.StreamResponse = await handler(request)
-        if self._lose_next and request.method == "POST" and request.transport is not None:
+        write = request.method in {"POST", "DELETE"}
+        if self._lose_next and write and request.transport is not None:
             self._lose_next = False
             request.transport.abort()
         return response
