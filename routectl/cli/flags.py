@@ -158,7 +158,7 @@ def _argument(option: Option[Any], environ: Mapping[str, str]) -> dict[str, Any]
         "metavar": option.metavar,
     }
     syntax = option.syntax
-    if isinstance(syntax, RepeatedSyntax):
+    if isinstance(syntax, RepeatedSyntax) or syntax.slice:
         return spec | {"action": "append"}
     if option.check is not None and option.check.choices:
         spec |= {"choices": option.check.choices, "metavar": None}

@@ -172,14 +172,15 @@ def maybe(syntax: Syntax[T], metavar: str | None = None) -> Syntax[T | None]:
         parse=lambda text: syntax.parse(text) if text.strip() else None,
         show=lambda v: "" if v is None else syntax.show(v),
         bare=syntax.bare,
+        slice=syntax.slice,
     )
 
 
 CIPHER_SUITES: Syntax[tuple[str, ...]] = Syntax(
-    metavar="NAME,...", parse=parse_cipher_suites, show=",".join
+    metavar="NAME,...", parse=parse_cipher_suites, show=",".join, slice=True
 )
 CURVES: Syntax[tuple[int, ...]] = Syntax(
-    metavar="ID,...", parse=parse_curves, show=lambda v: ",".join(map(str, v))
+    metavar="ID,...", parse=parse_curves, show=lambda v: ",".join(map(str, v)), slice=True
 )
 INT32: Syntax[int] = Syntax(metavar="INT", parse=parse_int32, show=str)
 IP: Syntax[str] = Syntax(metavar="IP", parse=parse_ip, show=str)

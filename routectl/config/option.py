@@ -71,6 +71,9 @@ class Syntax(Generic[T]):
     """The value of the flag given without one (Go booleans: ``--leader-elect`` is true)."""
     empty_is_unset: bool = False
     """An empty text means "not given" (the default), as the CCM reads ``--tls-cert-file=``."""
+    slice: bool = False
+    """pflag's slices (``--controllers``, ``--tls-cipher-suites``...): a repeated flag adds
+    its items, as the CCM reads it (the texts are joined by commas, then read; read late)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -188,7 +191,8 @@ class Option(Generic[T]):
     @property
     def late(self) -> bool:
         """True when the command line leaves the flag's text to :meth:`read`."""
-        return isinstance(self.syntax, RepeatedSyntax) or self.syntax.late
+        syntax = self.syntax
+        return isinstance(syntax, RepeatedSyntax) or syntax.late or syntax.slice
 
     def validate(self, value: T) -> None:
         """Raise ConfigError ``"<flag> <reason>"`` if ``value`` fails the check."""
@@ -201,6 +205,8 @@ class Option(Generic[T]):
         try:
             if isinstance(self.syntax, RepeatedSyntax):
                 return self.syntax.parse(texts)
+            if self.syntax.slice:
+                return self.syntax.parse(",".join(texts))
             return self.syntax.parse(texts[-1])
         except ValueError as exc:
             raise ConfigError(f"{self.label}: {exc}") from None

@@ -40,7 +40,7 @@ FEATURE_GATES: Syntax[Mapping[str, bool]] = Syntax(
 )
 """``--feature-gates``: Kubernetes' known gates; routectl acts on the watch-mode gate only."""
 CONTROLLERS: Syntax[tuple[str, ...]] = Syntax(
-    metavar="NAME,...", parse=parse_controllers, show=format_controllers, late=True
+    metavar="NAME,...", parse=parse_controllers, show=format_controllers, slice=True
 )
 """``--controllers``, as the CCM reads it."""
 

@@ -40,7 +40,7 @@ def _paths(text: str) -> tuple[str, ...]:
     return paths
 
 
-PATHS: Syntax[tuple[str, ...]] = Syntax(metavar="PATH,...", parse=_paths, show=",".join)
+PATHS: Syntax[tuple[str, ...]] = Syntax(metavar="PATH,...", parse=_paths, show=",".join, slice=True)
 
 
 PLAIN_DEFAULT = "0.0.0.0:10290"

@@ -372,3 +372,22 @@ def test_an_aws_cloud_config_is_read_as_cloud_provider_aws_reads_it(tmp_path, ca
 def test_plain_http_only_where_asked(flags: list[str], plain: str) -> None:
     """With --secure-port, plain HTTP only when --metrics-bind-address is given explicitly."""
     assert parse_run_flags([*REQUIRED, *flags]).plain_address == plain
+
+
+def test_a_repeated_slice_flag_adds_its_items_as_pflag_does() -> None:
+    """--controllers, --tls-cipher-suites and the other pflag slices: given twice, the CCM
+    takes the items of both (a repeated plain flag keeps its last value)."""
+    s = parse_run_flags(
+        [
+            *REQUIRED,
+            "--controllers=route",
+            "--controllers=cloud-node",
+            "--tls-cipher-suites=TLS_AES_128_GCM_SHA256",
+            "--tls-cipher-suites=TLS_AES_256_GCM_SHA384",
+            "--cloud-qps=3",
+            "--cloud-qps=4",
+        ]
+    )
+    assert s.controllers == ("route", "cloud-node")
+    assert s.tls_cipher_suites == ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384")
+    assert s.cloud_qps == 4.0
