@@ -15,6 +15,7 @@ lock is installed once, and each ``PROVIDERS`` value replays the steps after it.
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 import tomllib
@@ -111,8 +112,15 @@ def wheelhouse(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 
 def providers_listed(routectl: Path) -> set[str]:
     """The entry-point names ``routectl providers`` prints, one per line."""
+    # Only the image's own packages: no PYTHONPATH of the test run's leaks in.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run(  # noqa: S603 -- the replayed image's own routectl
-        [str(routectl), "providers"], capture_output=True, text=True, check=True, timeout=120
+        [str(routectl), "providers"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env=env,
     ).stdout
     return {line.split()[0] for line in out.splitlines() if line.strip()}
 
