@@ -11,6 +11,8 @@ is skipped, with that reason: it fails only after minutes of waiting for the thr
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 SKIPPED = {
@@ -32,8 +34,10 @@ KNOWN = {
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the rules above as expected failures of the openstack contract classes."""
+    here = Path(__file__).parent
     for item in items:
-        if "Contract" not in item.nodeid:
+        # The hook sees the whole session's items: only this plugin's contract is marked.
+        if "Contract" not in item.nodeid or here not in item.path.parents:
             continue
         if item.name in SKIPPED:
             item.add_marker(pytest.mark.skip(reason=SKIPPED[item.name]))

@@ -22,7 +22,7 @@ import ipaddress
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from routectl.cidr import canonical
+from routectl.cidr import canonical, parse_cidr
 from routectl.errors import (
     ProviderError,
     ProviderTerminalError,
@@ -104,7 +104,7 @@ def next_hop(route: Route) -> str:
     the NIC's private IPs. A Node without one of that family has not been set up yet.
     """
     try:
-        version = ipaddress.ip_network(route.destination_cidr, strict=False).version
+        version = parse_cidr(route.destination_cidr).version  # every spelling Kubernetes takes
     except ValueError as exc:
         raise ProviderTerminalError(f"invalid destination CIDR {route.destination_cidr!r}") from exc
     for address in route.target_node_addresses:
@@ -124,9 +124,9 @@ def next_hop(route: Route) -> str:
 def wanted(route: Route) -> Raw:
     """The ARM route for ``route``: named as the CCM names it, to the Node's private IP."""
     return {
-        "name": route_name(route.target_node, route.destination_cidr),
+        "name": route_name(route.target_node, canonical(route.destination_cidr)),
         "properties": {
-            "addressPrefix": route.destination_cidr,
+            "addressPrefix": canonical(route.destination_cidr),
             "nextHopType": APPLIANCE,
             "nextHopIpAddress": next_hop(route),
         },
@@ -136,7 +136,7 @@ def wanted(route: Route) -> Raw:
 def find_deleted(routes: Sequence[Raw], route: Route) -> int:
     """The index of the route of ours that ``route`` (as listed) names; RouteNotFoundError if
     it is gone or now goes to another Node."""
-    name = route.name or route_name(route.target_node, route.destination_cidr)
+    name = route.name or route_name(route.target_node, canonical(route.destination_cidr))
     for index, raw in enumerate(routes):
         if str(raw.get("name") or "").lower() != name.lower():
             continue

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import re
 import uuid
 from collections.abc import Collection, Mapping
@@ -45,7 +44,7 @@ import google.auth.credentials
 import requests
 from google.cloud import compute_v1
 
-from routectl.cidr import canonical
+from routectl.cidr import canonical, parse_cidr
 from routectl.errors import (
     ConfigError,
     ProviderError,
@@ -135,7 +134,7 @@ class GceProvider:
     async def create_route(self, route: Route, *, name_hint: str) -> None:
         """Insert ``destination -> the Node's instance``; the same route again is done."""
         destination = _destination(route.destination_cidr)
-        name = route_name(self.prefix, name_hint, version=ipaddress.ip_network(destination).version)
+        name = route_name(self.prefix, name_hint, version=parse_cidr(destination).version)
         pending = self._pending.get(name)
         if pending is not None:  # a retry after a timeout: that insert may have been made
             await self._settle(name, pending)
@@ -421,14 +420,11 @@ def _path(url: str) -> str:
 
 
 def _canonical(cidr: str) -> str:
-    try:
-        return canonical(str(ipaddress.ip_network(cidr, strict=False)))
-    except ValueError:
-        return cidr
+    return canonical(cidr)  # every spelling Kubernetes takes; an unparsable one as it is
 
 
 def _destination(cidr: str) -> str:
     try:
-        return canonical(str(ipaddress.ip_network(cidr, strict=False)))
+        return str(parse_cidr(cidr))
     except ValueError as exc:
         raise ProviderTerminalError(f"invalid destination CIDR {cidr!r}") from exc
