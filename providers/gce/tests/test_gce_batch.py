@@ -79,22 +79,34 @@ async def test_an_error_reaches_every_caller() -> None:
     assert [str(o) for o in outcomes] == ["503", "503"]
 
 
-async def test_the_senders_cancellation_is_a_transient_error_for_the_others() -> None:
+async def test_a_cancelled_caller_stops_neither_the_request_nor_the_others() -> None:
+    """The first caller's call times out: the shared request still answers the others,
+    and the caller asking again joins it instead of sending another."""
     fetch = Fetches()
     coalescer = Coalescer(fetch, limit=10)
-    sender = asyncio.create_task(coalescer.get("a"))
+    first = asyncio.create_task(coalescer.get("a"))
     other = asyncio.create_task(coalescer.get("b"))
     await settle()
     fetch.send.set()
     await settle()
-    assert fetch.asked == [["a", "b"]]
-    sender.cancel()
+    first.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await sender
-    with pytest.raises(ProviderError, match="ask again"):
-        await other
+        await first
+    again = asyncio.create_task(coalescer.get("a"))
+    await settle()
     fetch.gate.set()
-    assert await coalescer.get("b") == "B"  # a new batch
+    assert [await other, await again] == ["B", "A"]
+    assert fetch.asked == [["a", "b"]]
+
+
+async def test_aclose_stops_what_is_under_way() -> None:
+    fetch = Fetches()
+    coalescer = Coalescer(fetch, limit=10)
+    waiting = asyncio.create_task(coalescer.get("a"))
+    await settle()
+    await coalescer.aclose()
+    with pytest.raises(ProviderError, match="stopped"):
+        await waiting
 
 
 @pytest.fixture

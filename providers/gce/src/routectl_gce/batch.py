@@ -12,8 +12,12 @@ Promises:
   out (the fetch calls :meth:`Batch.close` after the budget let it go), and holds at most
   ``limit`` keys;
 * every caller gets its own key's answer, or the batch's error;
-* a caller cancelled while waiting does not cancel the others; if the caller that sends
-  the request is cancelled, the others get a transient ``ProviderError`` and ask again.
+* the request is sent by a task of the coalescer's own, so a caller cancelled while
+  waiting (its call timed out) cancels neither the request nor the others' wait; a caller
+  that asks again joins the batch still under way. Only reads are coalesced: a request
+  that goes out after its first caller gave up changes nothing.
+  :meth:`Coalescer.aclose` cancels the requests under way (their callers get a transient
+  ``ProviderError``).
 
 No I/O here: ``fetch`` does it.
 """
@@ -61,6 +65,7 @@ class Coalescer(Generic[K, V]):
         self._open: Batch[K, V] | None = None
         self._asked: dict[K, Batch[K, V]] = {}
         """Each key some batch asks for, until that batch is answered."""
+        self._sending: set[asyncio.Task[None]] = set()
 
     async def get(self, key: K) -> V | None:
         """``key``'s answer (None when the answer does not hold it)."""
@@ -77,14 +82,23 @@ class Coalescer(Generic[K, V]):
         batch.answer.add_done_callback(_retrieve)
         self._open = batch
         self._asked[key] = batch
+        task = asyncio.create_task(self._send(batch))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+        answer = await asyncio.shield(batch.answer)
+        return answer.get(key)
+
+    async def _send(self, batch: Batch[K, V]) -> None:
+        """Fetch ``batch``'s answer and hand it (or the error) to every caller."""
         try:
             answer = await self._fetch(batch)
         except asyncio.CancelledError:
-            batch.answer.set_exception(ProviderError("a shared look-up was cancelled; ask again"))
+            batch.answer.set_exception(ProviderError("a shared look-up was stopped; ask again"))
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- every caller gets it, whatever it is
             batch.answer.set_exception(exc)
-            raise
+        else:
+            batch.answer.set_result(answer)
         finally:
             batch.open = False
             if self._open is batch:
@@ -92,5 +106,10 @@ class Coalescer(Generic[K, V]):
             for asked in batch.keys:
                 if self._asked.get(asked) is batch:
                     del self._asked[asked]
-        batch.answer.set_result(answer)
-        return answer.get(key)
+
+    async def aclose(self) -> None:
+        """Stop the requests under way."""
+        tasks = list(self._sending)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

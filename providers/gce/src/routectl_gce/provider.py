@@ -213,6 +213,8 @@ class GceProvider:
 
     async def aclose(self) -> None:
         """Close the SDK's sessions and the thread pool; calling it again does nothing."""
+        await self._lookups.aclose()
+        await self._destinations.aclose()
         await self._cloud.aclose()
 
     # -- reading routes -------------------------------------------------------------------
