@@ -240,11 +240,14 @@ def report(
 ) -> dict[str, Any]:
     """The numbers of one run."""
     kinds = collections.Counter(kind_of(r) for r in fake.requests)
+    routed = collections.Counter(r["destRange"] for r in fake.routes.values())
     return {
         "mode": mode,
         "nodes": nodes,
         "operation_seconds": fake.operation_seconds,
         **flags,
+        "routes": len(fake.routes),
+        "destinations_routed_twice": sum(1 for n in routed.values() if n > 1),
         "requests": len(fake.requests),
         "by_kind": dict(sorted(kinds.items())),
         "seconds_to_all_routes": round(elapsed, 1),

@@ -304,14 +304,17 @@ async def test_a_listing_teaches_instances_for_free(fake: FakeCompute, make: Any
 async def test_a_single_zone_cluster_gets_the_instance_in_its_zone(
     fake: FakeCompute, make: Any
 ) -> None:
-    """With local-zone and neither multizone nor regional: instances.get, as the CCM does;
-    a Node name with a domain is its instance's name."""
+    """With local-zone and neither multizone nor regional: the zone alone is asked (the CCM
+    asks it too); a Node name with a domain is its instance's name."""
     provider = make(**{"local-zone": "us-central1-c"})
     await provider.create_route(
         route("node-b.c.fake-project.internal", "10.244.2.0/24"), name_hint=UID_B
     )
     await provider.create_route(route("node-b", "fd00:10:244:2::/64"), name_hint=UID_B)
-    assert fake.route_requests("GET", "/zones/us-central1-c/instances/node-b") == 1
+    assert (
+        fake.requests.count("GET /compute/v1/projects/fake-project/zones/us-central1-c/instances")
+        == 1
+    )
     assert fake.route_requests("GET", "/aggregated") == 0
 
 

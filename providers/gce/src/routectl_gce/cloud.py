@@ -150,6 +150,10 @@ class _InstancesGuard(InstancesRestInterceptor):
         _admit()
         return request, metadata
 
+    def pre_list(self, request: Any, metadata: Sequence[Any]) -> tuple[Any, Sequence[Any]]:
+        _admit()
+        return request, metadata
+
     def pre_aggregated_list(
         self, request: Any, metadata: Sequence[Any]
     ) -> tuple[Any, Sequence[Any]]:
@@ -280,17 +284,21 @@ class GceCloud:
         *,
         not_found: Callable[[str], ProviderError] | None = None,
         conflict: Callable[[str], ProviderError] | None = None,
+        before_send: Callable[[], object] | None = None,
     ) -> T:
         """Spend the budget, then ``send`` one request in a worker thread; errors mapped.
 
         ``not_found`` and ``conflict`` build the error for a 404 or 409 answer (else it is
-        terminal or transient as :func:`map_api_error` says).
+        terminal or transient as :func:`map_api_error` says). ``before_send`` runs on the
+        loop once the budget let the request go, just before it is handed to a thread.
         """
         if self._closed:
             raise ProviderTerminalError("provider gce is closed")
         clients = await self.clients()
         if self._budget is not None:
             await self._budget.spend(what)
+        if before_send is not None:
+            before_send()
         job = _Job(what)
 
         def run() -> T:

@@ -17,13 +17,15 @@ Nodes: a Node is named like its instance (the CCM: "NodeName == Instance Name on
 Node name with a domain is looked up by its first label). A listed route's Node is the last
 part of its next hop URL, free; a route whose instance is gone (the API's warning
 ``NEXT_HOP_INSTANCE_NOT_FOUND``) is a blackhole without target. A create needs the
-instance's URL: learned from the listing, else looked up once (``instances.get`` in
-``local-zone``, or one filtered ``instances.aggregatedList`` over every zone when
-``multizone``/``regional`` or no zone is set) and cached; a next hop the API no longer finds
-is forgotten.
+instance's URL: learned from the listing, else looked up and cached (a filtered
+``instances.list`` in ``local-zone``, or ``instances.aggregatedList`` over every zone when
+``multizone``/``regional`` or no zone is set); look-ups asked for at once share one request
+(:mod:`routectl_gce.batch`), so an instance costs one request at most. A next hop the API no
+longer finds is forgotten.
 
 Writes: a create first lists the routes to its destination in the network (GCE keeps
-several routes to one destination side by side, so the name alone cannot tell a conflict):
+several routes to one destination side by side, so the name alone cannot tell a conflict;
+creates at once share the listing):
 ours to the same Node is done, ours to another Node is ``RouteAlreadyExistsError``, anyone
 else's is terminal and named. Every insert and delete is an operation followed with
 ``globalOperations.wait`` until ``DONE``; its error is mapped (``QUOTA_EXCEEDED``
@@ -33,11 +35,10 @@ remembered and followed again by the retry, not inserted twice.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import google.auth.credentials
@@ -54,6 +55,7 @@ from routectl.errors import (
 )
 from routectl.model import Route
 from routectl.provider import RequestBudget
+from routectl_gce.batch import Batch, Coalescer
 from routectl_gce.cloud import REQUEST_SECONDS, Clients, GceCloud, operation_error
 from routectl_gce.options import GceOptions, parse_options
 
@@ -68,6 +70,8 @@ NAMESPACE = uuid.UUID("8b0e3c50-5f3e-4c1e-9a59-0c1f7a3e6d21")
 GONE = "NEXT_HOP_INSTANCE_NOT_FOUND"
 PAGE = 500
 DONE = compute_v1.Operation.Status.DONE
+BATCH = 100
+"""Names or destinations one look-up asks for at most (its filter stays short)."""
 
 
 def route_prefix(cluster_name: str) -> str:
@@ -115,7 +119,8 @@ class GceProvider:
         self._cloud = GceCloud(self.options, budget=budget, credentials=credentials)
         self._instances: dict[str, str] = {}
         """Instance name -> URL, learned from listings and look-ups."""
-        self._lookups: dict[str, asyncio.Lock] = {}
+        self._lookups = Coalescer(self._instances_named, limit=BATCH)
+        self._destinations = Coalescer(self._routes_to, limit=BATCH)
         self._pending: dict[str, str] = {}
         """Route name -> the insert operation a timed-out call left running."""
 
@@ -178,7 +183,7 @@ class GceProvider:
         if route.name:
             found = [await self._get(route.name)]
         else:
-            found = await self._routes(self._to(destination, clients))
+            found = await self._routes(self._to([destination], clients))
         network = self.options.network(clients.project)
         victim = next((r for r in found if self._is(r, route, destination, network)), None)
         if victim is None:
@@ -207,25 +212,35 @@ class GceProvider:
 
     async def aclose(self) -> None:
         """Close the SDK's sessions and the thread pool; calling it again does nothing."""
+        await self._lookups.aclose()
+        await self._destinations.aclose()
         await self._cloud.aclose()
 
     # -- reading routes -------------------------------------------------------------------
 
-    async def _routes(self, expression: str) -> list[compute_v1.Route]:
-        """Every route passing ``expression``, page by page (one paced request each)."""
+    async def _routes(
+        self,
+        expression: str | Callable[[], str],
+        *,
+        before_send: Callable[[], object] | None = None,
+    ) -> list[compute_v1.Route]:
+        """Every route passing ``expression`` (read when the first page is sent), page by
+        page, one paced request each."""
         clients = await self._cloud.clients()
         project = self._network_project(clients)
         found: list[compute_v1.Route] = []
         token = ""
         while True:
-            request = compute_v1.ListRoutesRequest(
-                project=project, filter=expression, max_results=PAGE, page_token=token
-            )
 
-            def send(c: Clients, r: compute_v1.ListRoutesRequest = request) -> Any:
-                return c.routes.list(request=r, retry=None, timeout=REQUEST_SECONDS)
+            def send(c: Clients, token: str = token) -> Any:
+                text = expression() if callable(expression) else expression
+                request = compute_v1.ListRoutesRequest(
+                    project=project, filter=text, max_results=PAGE, page_token=token
+                )
+                return c.routes.list(request=request, retry=None, timeout=REQUEST_SECONDS)
 
-            page = await self._cloud.request("routes.list", send)
+            page = await self._cloud.request("routes.list", send, before_send=before_send)
+            before_send = None
             found.extend(page.items)
             token = page.next_page_token
             if not token:
@@ -274,19 +289,31 @@ class GceProvider:
             return listed.target_node == instance_name(route.target_node)
         return listed.blackhole
 
-    def _to(self, destination: str, clients: Clients) -> str:
-        """A filter for every route to ``destination`` in the cluster's network."""
+    def _to(self, destinations: list[str], clients: Clients) -> str:
+        """A filter for every route to one of ``destinations`` in the cluster's network."""
         network = self.options.network(clients.project)
-        return f'(destRange eq "{re.escape(destination)}") (network eq ".*/{_path(network)}")'
+        any_of = "|".join(re.escape(d) for d in destinations)
+        return f'(destRange eq "({any_of})") (network eq ".*/{_path(network)}")'
+
+    async def _routes_to(self, batch: Batch[str, list[compute_v1.Route]]) -> dict[str, Any]:
+        """The routes to each destination of ``batch`` in the network: one listing for all."""
+        clients = await self._cloud.clients()
+        keys: list[str] = []
+
+        def close() -> None:
+            keys[:] = batch.close()
+
+        found: dict[str, list[compute_v1.Route]] = {}
+        for raw in await self._routes(lambda: self._to(keys, clients), before_send=close):
+            found.setdefault(_canonical(raw.dest_range), []).append(raw)
+        return found
 
     async def _already_there(self, route: Route, destination: str) -> bool:
         """Whether our route to the Node exists; raise if someone else routes the CIDR."""
         clients = await self._cloud.clients()
         network = self.options.network(clients.project)
         wanted = instance_name(route.target_node)
-        for raw in await self._routes(self._to(destination, clients)):
-            if _canonical(raw.dest_range) != destination:
-                continue
+        for raw in await self._destinations.get(destination) or []:
             if not self._ours(raw, network):
                 hop = raw.next_hop_instance or raw.next_hop_ip or raw.next_hop_gateway or "?"
                 raise ProviderTerminalError(
@@ -349,55 +376,67 @@ class GceProvider:
         self._pending.pop(route, None)
 
     async def _instance_url(self, node: str) -> str:
-        """The URL of the Node's instance: cached, else one look-up."""
+        """The URL of the Node's instance: cached, else looked up (with any other instances
+        asked for at the same time, in one request)."""
         name = instance_name(node)
-        if name in self._instances:
-            return self._instances[name]
-        async with self._lookups.setdefault(name, asyncio.Lock()):
-            if name not in self._instances:
-                self._instances[name] = await self._look_up(name)
-            return self._instances[name]
+        if name not in self._instances:
+            links = await self._lookups.get(name) or []
+            if not links:
+                raise ProviderError(f"no instance named {name!r} (yet){self._where()}")
+            if len(links) > 1:
+                raise ProviderTerminalError(
+                    f"instances named {name!r} in several zones ({', '.join(links)}): set "
+                    "local-zone and multizone=false, or give Nodes unique names"
+                )
+            self._instances[name] = links[0]
+        return self._instances[name]
 
-    async def _look_up(self, name: str) -> str:
+    def _where(self) -> str:
+        return f" in zone {self.options.local_zone}" if self.options.zonal else ""
+
+    async def _instances_named(self, batch: Batch[str, list[str]]) -> dict[str, list[str]]:
+        """The instances of each name of ``batch``: ``instances.list`` in ``local-zone``, or
+        one ``instances.aggregatedList`` over every zone; a page each."""
         clients = await self._cloud.clients()
-        project = clients.project
-        zone = self.options.local_zone
+        project, zone = clients.project, self.options.local_zone
+        keys: list[str] = []
 
-        def missing(message: str) -> ProviderError:
-            return ProviderError(f"no instance {name!r} in zone {zone} (yet): {message}")
+        def close() -> None:
+            keys[:] = batch.close()
 
-        if self.options.zonal:
-            instance = await self._cloud.request(
-                "instances.get",
-                lambda c: c.instances.get(
-                    project=project, zone=zone, instance=name, retry=None, timeout=REQUEST_SECONDS
-                ),
-                not_found=missing,
+        def names() -> str:
+            return f'name eq "({"|".join(re.escape(k) for k in keys)})"'
+
+        found: dict[str, list[str]] = {}
+        token = ""
+        while True:
+
+            def send(c: Clients, token: str = token) -> Any:
+                if self.options.zonal:
+                    request = compute_v1.ListInstancesRequest(
+                        project=project, zone=zone, filter=names(), page_token=token
+                    )
+                    return c.instances.list(request=request, retry=None, timeout=REQUEST_SECONDS)
+                aggregated = compute_v1.AggregatedListInstancesRequest(
+                    project=project, filter=names(), page_token=token
+                )
+                return c.instances.aggregated_list(
+                    request=aggregated, retry=None, timeout=REQUEST_SECONDS
+                )
+
+            what = "instances.list" if self.options.zonal else "instances.aggregatedList"
+            page = await self._cloud.request(what, send, before_send=close)
+            close = _nothing
+            listed = (
+                page.items
+                if self.options.zonal
+                else [i for scoped in page.items.values() for i in scoped.instances]
             )
-            return str(instance.self_link)
-        request = compute_v1.AggregatedListInstancesRequest(
-            project=project, filter=f'name eq "{re.escape(name)}"'
-        )
-        page = await self._cloud.request(
-            "instances.aggregatedList",
-            lambda c: c.instances.aggregated_list(
-                request=request, retry=None, timeout=REQUEST_SECONDS
-            ),
-        )
-        links = sorted(
-            str(i.self_link)
-            for scoped in page.items.values()
-            for i in scoped.instances
-            if i.name == name
-        )
-        if not links:
-            raise ProviderError(f"no instance named {name!r} in project {project} (yet)")
-        if len(links) > 1:
-            raise ProviderTerminalError(
-                f"instances named {name!r} in several zones ({', '.join(links)}): set local-zone "
-                "and multizone=false, or give Nodes unique names"
-            )
-        return links[0]
+            for instance in listed:
+                found.setdefault(str(instance.name), []).append(str(instance.self_link))
+            token = page.next_page_token
+            if not token:
+                return {name: sorted(links) for name, links in found.items()}
 
     def _network_project(self, clients: Clients) -> str:
         """The project that holds the network, and so its routes and their operations."""
@@ -411,6 +450,10 @@ class _OperationGoneError(ProviderError):
 
 def _codes(operation: compute_v1.Operation) -> set[str]:
     return {e.code for e in operation.error.errors}
+
+
+def _nothing() -> None:
+    return None
 
 
 def _path(url: str) -> str:

@@ -18,7 +18,8 @@ through its REST transport:
 * a route's ``warnings`` carry ``NEXT_HOP_INSTANCE_NOT_FOUND`` while its next hop instance
   does not exist; an insert past :attr:`FakeCompute.routes_quota` ends in the operation
   error ``QUOTA_EXCEEDED`` (the route is not made);
-* ``GET .../zones/{z}/instances/{name}`` and ``GET .../aggregated/instances`` (``filter``);
+* ``GET .../zones/{z}/instances/{name}``, ``GET .../zones/{z}/instances`` and ``GET
+  .../aggregated/instances`` (both with ``filter``);
 * a metadata server (``/``, ``/computeMetadata/v1/...``: the instance's service account,
   its token, the project), so google.auth's application default credentials find a VM's
   account against the fake as they would on GCE (``GCE_METADATA_HOST``); the bearer token
@@ -222,6 +223,7 @@ class FakeCompute:
         app.router.add_delete(f"{base}/global/routes/{{name}}", self._delete_route)
         app.router.add_get(f"{base}/global/operations/{{op}}", self._get_operation)
         app.router.add_post(f"{base}/global/operations/{{op}}/wait", self._wait_operation)
+        app.router.add_get(f"{base}/zones/{{zone}}/instances", self._list_instances)
         app.router.add_get(f"{base}/zones/{{zone}}/instances/{{name}}", self._get_instance)
         app.router.add_get(f"{base}/aggregated/instances", self._aggregated_instances)
         app.router.add_post("/alt-token", self._alt_token)
@@ -499,6 +501,26 @@ class FakeCompute:
         if link not in self.instances:
             return _not_found(self.project, f"zones/{zone}/instances", name)
         return web.json_response(self.instances[link])
+
+    async def _list_instances(self, request: web.Request) -> web.Response:
+        zone = request.match_info["zone"]
+        try:
+            found = [
+                i
+                for i in self.instances.values()
+                if i["zone"].endswith(f"/zones/{zone}")
+                and matches(i, request.query.get("filter", ""))
+            ]
+        except FilterError as exc:
+            return _error(400, "invalid", str(exc))
+        return web.json_response(
+            {
+                "kind": "compute#instanceList",
+                "id": f"projects/{self.project}/zones/{zone}/instances",
+                "items": found,
+                "selfLink": f"{BASE}/projects/{self.project}/zones/{zone}/instances",
+            }
+        )
 
     async def _aggregated_instances(self, request: web.Request) -> web.Response:
         by_zone: dict[str, list[dict[str, Any]]] = {}
