@@ -235,12 +235,12 @@ async def test_a_ccm_value_routectl_cannot_honour_exits_2_with_one_line(
     """The reason, in one line, at start-up. (--controllers is a pflag slice: given twice its
     items add up, so the line's own --controllers is taken out first.)"""
     name = flag.split("=", 1)[0]
-    line = [
+    args = [
         arg
         for arg in ccm_args(bench, tmp_path, secure_port=free_port())
         if not arg.startswith(f"{name}=")
     ]
-    a = await bench.start([*line, flag], wait=False)
+    a = await bench.start([*args, flag], wait=False)
     assert await a.exit_code() == 2
     (line,) = [line for line in a.lines if line.strip()]
     assert needle in line
