@@ -177,16 +177,16 @@ class Limiter:
     The arithmetic is :class:`routectl.ratelimit.TokenBucket`'s; this adds the waiting.
     Waiters take their turn in the order they came (one lock, fair in asyncio), so the
     first to ask is the first served and a burst of waiters sleeps once each, not once per
-    token handed to another. ``full=False`` starts the bucket empty, as if ``burst``
-    requests had just been made: tokens accrue from the first :meth:`acquire`. A wait
+    token handed to another. It starts full, as client-go's does; :meth:`start_empty` starts
+    it as if ``burst`` requests had just been made at a given moment. A wait
     shorter than the clock can tell is slept as one tick, so a clock that does not move
     between two readings (the virtual clock of tests and ``routectl simulate``) never spins.
     """
 
-    def __init__(self, *, qps: float, burst: int, full: bool = True) -> None:
+    def __init__(self, *, qps: float, burst: int) -> None:
         if not (qps > 0 and burst >= 1):
             raise ValueError("a token bucket needs qps > 0 and burst >= 1")
-        self.qps, self.burst, self._full = qps, burst, full
+        self.qps, self.burst = qps, burst
         self._bucket: TokenBucket | None = None
         self._turn = asyncio.Lock()
 
@@ -204,11 +204,8 @@ class Limiter:
     async def acquire(self) -> None:
         """Wait for a token and take it."""
         loop = asyncio.get_running_loop()
-        if self._bucket is None:  # the first reading of the clock starts the refill
-            tokens = -1.0 if self._full else 0.0
-            self._bucket = TokenBucket(
-                rate=self.qps, burst=self.burst, tokens=tokens, stamp=loop.time()
-            )
+        if self._bucket is None:  # full, from the first reading of the clock
+            self._bucket = TokenBucket(rate=self.qps, burst=self.burst, stamp=loop.time())
         async with self._turn:
             while (wait := self._bucket.try_take(now=loop.time())) > 0:  # noqa: ASYNC110
                 await asyncio.sleep(max(wait, _TICK))

@@ -412,10 +412,7 @@ class Controller:
 
 
 def _key(route: Route) -> tuple[str, str]:
-    try:
-        return route.target_node, canonical(route.destination_cidr)
-    except ValueError:
-        return route.target_node, route.destination_cidr
+    return route.target_node, canonical(route.destination_cidr)  # unparsable: as it is
 
 
 def _summary(applied: Applied, errors: Sequence[RoutectlError]) -> str:

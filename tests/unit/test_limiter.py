@@ -31,9 +31,11 @@ async def test_a_full_bucket_lets_the_burst_through_at_once_then_paces() -> None
 
 
 async def test_an_empty_bucket_starts_as_if_burst_requests_had_just_been_made() -> None:
-    """``full=False``: the first token arrives 1/qps after the first ask."""
+    """start_empty: the first token arrives 1/qps after the moment given."""
     start = asyncio.get_running_loop().time()
-    times = [t - start for t in await _times(Limiter(qps=4.0, burst=10, full=False), 3)]
+    limiter = Limiter(qps=4.0, burst=10)
+    limiter.start_empty(at=start)
+    times = [t - start for t in await _times(limiter, 3)]
     assert times == pytest.approx([0.25, 0.5, 0.75])
 
 

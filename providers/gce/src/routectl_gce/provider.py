@@ -282,7 +282,7 @@ class GceProvider:
 
     def _is(self, raw: compute_v1.Route, route: Route, destination: str, network: str) -> bool:
         """``raw`` is our route to ``destination`` leading where ``route`` says."""
-        if not self._ours(raw, network) or _canonical(raw.dest_range) != destination:
+        if not self._ours(raw, network) or canonical(raw.dest_range) != destination:
             return False
         listed = self._as_route(raw)
         if route.target_node:
@@ -305,7 +305,7 @@ class GceProvider:
 
         found: dict[str, list[compute_v1.Route]] = {}
         for raw in await self._routes(lambda: self._to(keys, clients), before_send=close):
-            found.setdefault(_canonical(raw.dest_range), []).append(raw)
+            found.setdefault(canonical(raw.dest_range), []).append(raw)
         return found
 
     async def _already_there(self, route: Route, destination: str) -> bool:
@@ -338,7 +338,7 @@ class GceProvider:
                 f"route name {name} is taken, but the route is not there yet"
             ) from exc
         listed = self._as_route(raw)
-        if _canonical(raw.dest_range) == destination and listed.target_node == instance_name(node):
+        if canonical(raw.dest_range) == destination and listed.target_node == instance_name(node):
             return
         raise ProviderError(
             f"route name {name} is taken by a route to {raw.dest_range} via "
@@ -460,10 +460,6 @@ def _path(url: str) -> str:
     """``projects/P/global/networks/N`` of a network URL, regex-escaped for a filter."""
     tail = url.split("/projects/", 1)[-1]
     return re.escape(f"projects/{tail}")
-
-
-def _canonical(cidr: str) -> str:
-    return canonical(cidr)  # every spelling Kubernetes takes; an unparsable one as it is
 
 
 def _destination(cidr: str) -> str:
