@@ -10,6 +10,8 @@ conformance suite is in ``test_aws_contract.py``, Node naming and look-ups in
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
 from aws_scene import (
     CIDR_A,
@@ -27,6 +29,8 @@ from routectl.errors import (
     RouteAlreadyExistsError,
     RouteNotFoundError,
 )
+from routectl.model import NodeView
+from routectl.plan.reconcile import Plan, plan
 
 
 async def test_routes_go_into_tagged_tables_only(vpc: Vpc, make_provider: MakeProvider) -> None:
@@ -245,20 +249,54 @@ async def test_replace_of_a_vanished_route_raises_not_found_and_writes_nothing(
     assert proxy.count("ReplaceRoute") + proxy.count("CreateRoute") == writes
 
 
-async def test_route_missing_from_a_table_is_recreated(
+def _plan(routes: object, *nodes: tuple[str, str]) -> Plan:
+    """routectl's plan of ``routes`` against Nodes given as (name, pod CIDR)."""
+    assert isinstance(routes, list | tuple)
+    views = [
+        NodeView(name=name, uid=f"uid-{name}", pod_cidrs=(cidr,), addresses=())
+        for name, cidr in nodes
+    ]
+    return plan(nodes=views, routes=routes, cluster_cidrs=[ipaddress.ip_network("10.244.0.0/16")])
+
+
+async def test_route_missing_from_a_table_is_repaired_by_one_create(
     vpc: Vpc, proxy: FaultProxy, make_provider: MakeProvider
 ) -> None:
-    """A route present in only some tables is not listed; creating it again fills the gap only."""
+    """A route present in only some tables is listed without a target, so routectl repoints
+    it: one CreateRoute in the table that lacks it, nothing in the one that has it."""
     first = await vpc.cluster_table(CLUSTER)
     (node,) = await vpc.launch()
     await vpc.ec2.create_route(RouteTableId=first, DestinationCidrBlock=CIDR_A, InstanceId=node.id)
     second = await vpc.cluster_table(CLUSTER)
     provider = make_provider()
-    assert keys(await provider.list_routes()) == set()
-    await provider.create_route(route(node, CIDR_A), name_hint="u")
-    assert proxy.count("CreateRoute") == 1
-    assert await vpc.instance_routes(second) == {CIDR_A: node.id}
+    listed = list(await provider.list_routes())
+    assert keys(listed) == {("", CIDR_A, False)}
+    (create,) = _plan(listed, (node.dns, CIDR_A)).creates
+    assert create.replaces == tuple(listed)
+    await provider.replace_route(listed[0], create.route, name_hint="u")
+    assert (proxy.count("CreateRoute"), proxy.count("ReplaceRoute")) == (1, 0)
+    assert (
+        await vpc.instance_routes(first) == await vpc.instance_routes(second) == {CIDR_A: node.id}
+    )
     assert keys(await provider.list_routes()) == {(node.dns, CIDR_A, False)}
+
+
+async def test_a_stale_route_left_in_one_table_only_is_deleted(
+    vpc: Vpc, make_provider: MakeProvider
+) -> None:
+    """A route in one of two tables that no Node claims is planned away and deleted there."""
+    first = await vpc.cluster_table(CLUSTER)
+    second = await vpc.cluster_table(CLUSTER)
+    a, b = await vpc.launch(2)
+    await vpc.ec2.create_route(RouteTableId=first, DestinationCidrBlock=CIDR_A, InstanceId=a.id)
+    await vpc.ec2.create_route(RouteTableId=second, DestinationCidrBlock=CIDR_B, InstanceId=b.id)
+    provider = make_provider()
+    listed = list(await provider.list_routes())
+    planned = _plan(listed, (a.dns, "10.244.9.0/24"))
+    assert {r.destination_cidr for r in planned.deletes} == {CIDR_A, CIDR_B}
+    for stale in planned.deletes:
+        await provider.delete_route(stale)
+    assert await vpc.instance_routes(first) == await vpc.instance_routes(second) == {}
 
 
 async def test_route_table_id_picks_that_table_whatever_its_tags(

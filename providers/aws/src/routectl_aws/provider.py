@@ -102,9 +102,11 @@ class AwsProvider:
     async def list_routes(self) -> Collection[Route]:
         """The cluster's instance and blackhole routes, one per destination, nodes resolved.
 
-        A destination missing from some selected table is left out, so routectl creates it
-        again and the create fills the gap; one that points at different instances in different
-        tables is listed without a target, so routectl replaces it.
+        A destination missing from some selected table, or pointing at different instances in
+        different tables, is listed without a target: routectl repoints it (one create per table
+        that lacks it, nothing in the others) when a Node claims the CIDR, and deletes it from
+        the tables that have it when none does, so a stale route left in one table is cleaned
+        up as it would be in one table.
         """
         tables = await self._tables.load()
         by_destination: dict[str, list[Entry]] = {}
@@ -143,11 +145,13 @@ class AwsProvider:
                 routes.append(Route(target_node="", destination_cidr=destination, name=name))
             elif len(entries) < len(tables):
                 _log.info(
-                    "Route to %s is missing from %d of %d route tables; it will be created again",
+                    "Route to %s is missing from %d of %d route tables; listed without a target "
+                    "so that it is repaired, or deleted if no Node claims it",
                     destination,
                     len(tables) - len(entries),
                     len(tables),
                 )
+                routes.append(Route(target_node="", destination_cidr=destination, name=name))
             else:
                 (node,) = nodes
                 routes.append(Route(target_node=node, destination_cidr=destination, name=name))
