@@ -103,10 +103,15 @@ async def run(settings: Settings) -> int:
             identity=default_identity(),
             sources=sources,
         )
-        # The certificate first: a missing one is one line, before anything says "Serving".
+        # The certificate and the review clients first: a missing certificate or a bad
+        # --authentication-kubeconfig is one line, before anything says "Serving".
         tls = secure_tls(settings)
+        reviews = await review_clients(settings, stack) if tls else None
         await serve_plain(settings, stack, metrics=metrics, ready=service.ready)
-        await serve_secure(settings, stack, metrics=metrics, ready=service.ready, tls=tls)
+        if tls and reviews:
+            await serve_secure(
+                settings, stack, metrics=metrics, ready=service.ready, tls=tls, reviews=reviews
+            )
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, service.stopping.set)
@@ -152,12 +157,11 @@ async def serve_secure(
     *,
     metrics: Metrics,
     ready: ReadyCheck,
-    tls: ssl.SSLContext | None,
+    tls: ssl.SSLContext,
+    reviews: Reviews,
 ) -> None:
-    """HTTPS with delegated authn/authz on ``--bind-address:--secure-port`` (0: off)."""
-    if tls is None:
-        return
-    reviews = await _review_client(settings, stack)
+    """HTTPS with delegated authn/authz on ``--bind-address:--secure-port``, through
+    ``reviews``' clients."""
     auth = DelegatedAuth(
         reviews,
         AuthSettings(
@@ -185,17 +189,29 @@ async def serve_secure(
     )
 
 
-async def _review_client(settings: Settings, stack: contextlib.AsyncExitStack) -> Reviews:
-    """The clients of TokenReviews and SubjectAccessReviews (their own, as the CCM's)."""
+async def review_clients(settings: Settings, stack: contextlib.AsyncExitStack) -> Reviews:
+    """The clients of TokenReviews and SubjectAccessReviews (their own, as the CCM's); a bad
+    file is a ConfigError naming the flag that gave it."""
     authn_config = settings.authentication_kubeconfig or settings.kubeconfig
     authz_config = settings.authorization_kubeconfig or settings.kubeconfig
-    authn = await KubeClient.connect(kubeconfig=authn_config)
+    authn = await KubeClient.connect(
+        kubeconfig=authn_config,
+        flag=_kubeconfig_flag(settings.authentication_kubeconfig, "authentication"),
+    )
     stack.push_async_callback(authn.aclose)
     if authz_config == authn_config:
         return Reviews(authn, authn)
-    authz = await KubeClient.connect(kubeconfig=authz_config)
+    authz = await KubeClient.connect(
+        kubeconfig=authz_config,
+        flag=_kubeconfig_flag(settings.authorization_kubeconfig, "authorization"),
+    )
     stack.push_async_callback(authz.aclose)
     return Reviews(authn, authz)
+
+
+def _kubeconfig_flag(given: str | None, kind: str) -> str:
+    """The flag a review client's kubeconfig came from: its own, or --kubeconfig."""
+    return f"--{kind}-kubeconfig" if given else "--kubeconfig"
 
 
 class Reviews:

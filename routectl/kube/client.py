@@ -36,14 +36,18 @@ class KubeClient(NodeCalls, LeaseCalls, EventCalls, ReviewCalls):
         request_timeout: float = 30.0,
         pacing: Pacing | None = None,
         observer: RequestObserver | None = None,
+        flag: str = "--kubeconfig",
     ) -> KubeClient:
         """Configure from ``kubeconfig``, or from the pod's service account when it is None.
 
-        ``pacing`` limits the requests (None: unlimited); ``observer`` hears of each.
+        ``pacing`` limits the requests (None: unlimited); ``observer`` hears of each; a bad
+        file is a ConfigError naming ``flag``, the flag that gave it.
         """
         if kubeconfig and (missing := _not_a_file(kubeconfig)):
-            raise ConfigError(f"--kubeconfig {kubeconfig}: the file {missing}")
-        api = PacedApiClient(await connection.load(kubeconfig), pacing=pacing, observer=observer)
+            raise ConfigError(f"{flag} {kubeconfig}: the file {missing}")
+        api = PacedApiClient(
+            await connection.load(kubeconfig, flag=flag), pacing=pacing, observer=observer
+        )
         return cls(api, request_timeout=request_timeout)
 
     async def aclose(self) -> None:

@@ -55,9 +55,10 @@ class Connection:
     """The name the server's certificate is checked against, if not the URL's host."""
 
 
-async def load(kubeconfig: str | None) -> Connection:
-    """The connection ``kubeconfig`` describes, or the pod's own when it is None."""
-    where = f"--kubeconfig {kubeconfig}" if kubeconfig else "in-cluster configuration"
+async def load(kubeconfig: str | None, *, flag: str = "--kubeconfig") -> Connection:
+    """The connection ``kubeconfig`` describes, or the pod's own when it is None; errors
+    name ``flag``, the flag that gave the file."""
+    where = f"{flag} {kubeconfig}" if kubeconfig else "in-cluster configuration"
     try:
         return _from_kubeconfig(kubeconfig) if kubeconfig else in_cluster()
     except _NeedsLoop:

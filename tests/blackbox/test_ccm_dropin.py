@@ -246,6 +246,30 @@ async def test_a_ccm_value_routectl_cannot_honour_exits_2_with_one_line(
     assert needle in line
 
 
+@pytest.mark.parametrize("content", [None, "<html><body>Sign in</body></html>\n"])
+@pytest.mark.parametrize("kind", ["authentication", "authorization"])
+async def test_a_bad_review_kubeconfig_is_named_in_one_line_before_serving(
+    bench: Bench, tmp_path: Path, kind: str, content: str | None
+) -> None:
+    """A missing or garbled --authentication-kubeconfig (or --authorization-kubeconfig) is
+    one line naming that flag, not --kubeconfig, and exit 2 before any port is served."""
+    bad = tmp_path / "review.kubeconfig"
+    if content is not None:
+        bad.write_text(content)
+    args = [
+        arg
+        for arg in ccm_args(bench, tmp_path, secure_port=free_port())
+        if not arg.startswith(f"--{kind}-kubeconfig=")
+    ]
+    a = await bench.start([*args, f"--{kind}-kubeconfig={bad}"], wait=False)
+    assert await a.exit_code() == 2
+    assert not a.logged("Serving")
+    # The start-up lines naming the CCM flags routectl ignores are JSON; the error is not.
+    (line,) = [line for line in a.lines if line.strip() and not line.startswith("{")]
+    assert f"--{kind}-kubeconfig {bad}: " in line, line
+    assert ("does not exist" if content is None else "not a kubeconfig") in line, line
+
+
 async def plan(bench: Bench, *extra: str, endpoint: str | None = None) -> tuple[int, str, str]:
     """Run ``routectl plan`` to the end: (exit code, stdout, stderr)."""
     process = await asyncio.create_subprocess_exec(
