@@ -65,11 +65,20 @@ class Redactor:
         for secret in sorted(self._secrets, key=len, reverse=True):
             if secret in text:
                 text = text.replace(secret, REDACTED)
-        text = _FIELD.sub(rf"\1{REDACTED}", text)
+        text = _FIELD.sub(_field, text)
         text = _AUTH_QUOTED.sub(rf"\1{REDACTED}\4", text)
         text = _AUTH_LINE.sub(rf"\1{REDACTED}", text)
         text = _BEARER.sub(rf"\1{REDACTED}", text)
         return _ACCESS_KEY_ID.sub(REDACTED, text)
+
+
+def _field(match: re.Match[str]) -> str:
+    """A credential field's value redacted; but ``--flag-credentials: why`` is prose (the
+    flag's name and a reason, as start-up names an ignored flag), not a field, and stays."""
+    start, text = match.start(), match.string
+    if text[max(0, start - 2) : start] == "--" and "=" not in match.group(1):
+        return match.group(0)
+    return f"{match.group(1)}{REDACTED}"
 
 
 DEFAULT = Redactor()
