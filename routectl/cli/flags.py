@@ -160,6 +160,8 @@ def _argument(option: Option[Any], environ: Mapping[str, str]) -> dict[str, Any]
     syntax = option.syntax
     if isinstance(syntax, RepeatedSyntax) or syntax.slice:
         return spec | {"action": "append"}
+    if option.aliases:
+        spec["action"] = _OneSpelling
     if option.check is not None and option.check.choices:
         spec |= {"choices": option.check.choices, "metavar": None}
     if syntax.bare is not None:
@@ -167,6 +169,28 @@ def _argument(option: Option[Any], environ: Mapping[str, str]) -> dict[str, Any]
     if not syntax.late and syntax.parse is not str:  # plain text needs no conversion
         spec["type"] = _converter(syntax)
     return spec
+
+
+class _OneSpelling(argparse.Action):
+    """Store the value, as argparse does, but refuse two spellings of one option (``--provider``
+    and ``--cloud-provider``) with different values: neither silently wins."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        spelled: dict[str, tuple[str, Any]] = namespace.__dict__.setdefault("_spelled", {})
+        before = spelled.get(self.dest)
+        if before is not None and before[0] != option_string and before[1] != values:
+            parser.error(
+                f"{before[0]}={before[1]} and {option_string}={values} name the same setting "
+                "with different values; give one of them"
+            )
+        spelled[self.dest] = (option_string or self.dest, values)
+        setattr(namespace, self.dest, values)
 
 
 def _converter(syntax: Syntax[Any]) -> Callable[[str], Any]:

@@ -24,6 +24,7 @@ from routectl.config.option import (
     KEY_VALUES,
     OPTIONAL_STRING,
     STRING,
+    Check,
     Syntax,
     above,
     at_least,
@@ -43,6 +44,23 @@ CONTROLLERS: Syntax[tuple[str, ...]] = Syntax(
     metavar="NAME,...", parse=parse_controllers, show=format_controllers, slice=True
 )
 """``--controllers``, as the CCM reads it."""
+QPS_FLOOR = 0.01
+"""The lowest request rate accepted: one request every 100 s."""
+KUBE_QPS: Check[float] = Check(
+    reason=f"must be >= {QPS_FLOOR:g} (one request every {1 / QPS_FLOOR:g}s): "
+    "below that every request after the burst waits longer than any timeout",
+    ok=lambda v: v >= QPS_FLOOR,
+    refuses=(0.0, -1.0, 1e-300, 0.009),
+)
+"""``--kube-api-qps``: the CCM takes any positive float32, but a value so small that a request
+waits for hours would pass at start-up and stall every sync later, so routectl refuses it."""
+CLOUD_QPS: Check[float] = Check(
+    reason=f"must be 0 (no client-side limit) or >= {QPS_FLOOR:g}: below that every cloud "
+    "call after the burst waits longer than any timeout",
+    ok=lambda v: v == 0 or v >= QPS_FLOOR,
+    refuses=(-1.0, 1e-300, 0.009),
+)
+"""``--cloud-qps``: as ``--kube-api-qps``, with 0 for no limit."""
 
 
 @settings_dataclass
@@ -65,7 +83,7 @@ class RoutingOptions:
         help="pod CIDRs of the cluster: one, or one IPv4 and one IPv6, comma-separated",
     )
     kube_api_qps: float = option(
-        default=20.0, check=above(0.0), group=CLUSTER, commands=BOTH,
+        default=20.0, check=KUBE_QPS, group=CLUSTER, commands=BOTH,
         help="requests per second to the API server (leader election has a client of its own)",
     )
     kube_api_burst: int = option(
@@ -85,7 +103,7 @@ class RoutingOptions:
         help="an option for the provider (repeatable)",
     )
     cloud_qps: float = option(
-        default=2.0, check=at_least(0.0), group=CLOUD, commands=BOTH,
+        default=2.0, check=CLOUD_QPS, group=CLOUD, commands=BOTH,
         help="sustained cloud calls per second, retries included; 0: no client-side limit",
     )
     """0 disables the client-side bucket (only to reproduce upstream in benchmarks)."""

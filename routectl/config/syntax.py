@@ -66,7 +66,10 @@ def parse_number(text: str) -> float:
 
 def parse_int(text: str) -> int:
     """A decimal integer that fits Go's int32, as Kubernetes' integer flags do."""
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an integer") from None
     if not -(2**31) <= value < 2**31:
         raise ValueError(f"{text!r} does not fit a 32-bit integer")
     return value

@@ -133,7 +133,10 @@ def test_an_unknown_controller_is_refused_in_the_ccms_words() -> None:
         (["--controllers=routes"], '"routes" is not in the list of known controllers'),
         (["--leader-elect-resource-lock=endpoints"], "--leader-elect-resource-lock must be leases"),
         (["--feature-gates=CloudControllerManagerWebhook=nah"], "--feature-gates: invalid value"),
-        (["--kube-api-qps=0"], "--kube-api-qps must be > 0"),
+        (["--kube-api-qps=0"], "--kube-api-qps must be >= 0.01"),
+        (["--kube-api-qps=1e-300"], "--kube-api-qps must be >= 0.01"),
+        (["--cloud-qps=1e-300"], "--cloud-qps must be 0 (no client-side limit) or >= 0.01"),
+        (["--kube-api-burst=abc"], "'abc' is not an integer"),
         (["--kube-api-burst=0"], "--kube-api-burst must be >= 1"),
         (["--secure-port=70000"], "--secure-port must be within 0..65535"),
         (["--bind-address=localhost"], "--bind-address must be an IP address"),
@@ -159,6 +162,12 @@ def test_an_unknown_controller_is_refused_in_the_ccms_words() -> None:
         (["--allow-untagged-cloud=yes"], "--allow-untagged-cloud"),
         (["--disable-http2-serving=2"], "--disable-http2-serving"),
         (["--version=maybe"], "--version"),
+        (
+            ["--cloud-provider=aws"],
+            "--provider=fake and --cloud-provider=aws name the same setting",
+        ),
+        (["-v=2", "--v=3"], "-v=2 and --v=3 name the same setting with different values"),
+        (["--webhook-tls-curve-preferences=abc"], "'abc' is not an integer"),
     ],
 )
 def test_bad_ccm_values_exit_2_with_one_line(args: list[str], needle: str, capsys) -> None:
@@ -169,6 +178,14 @@ def test_bad_ccm_values_exit_2_with_one_line(args: list[str], needle: str, capsy
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert needle in err
+
+
+def test_two_spellings_of_one_flag_with_one_value_are_fine() -> None:
+    """--provider and --cloud-provider (or -v and --v) may both be given if they agree; one
+    spelling given twice keeps the last value, as pflag does."""
+    assert parse_run_flags([*REQUIRED, "--cloud-provider=fake"]).provider == "fake"
+    assert parse_run_flags([*REQUIRED, "-v=2", "--v=2"]).verbosity == 2
+    assert parse_run_flags([*REQUIRED, "--v=2", "--v=5"]).verbosity == 5
 
 
 def test_cloud_config_is_read_as_provider_options(tmp_path) -> None:
