@@ -272,7 +272,7 @@ async def plan_once(
     )
     owners = ownership(routes, settings.route_cidrs, tables)
     if output == "json":
-        shown = dict(plan_as_json(result))
+        shown = dict(plan_as_json(result, verdict.plan))
         shown["guard"] = {"withholds_deletes": verdict.tripped, "message": verdict.message}
         shown["tables"] = [
             {"table": t.table, "routes": t.routes, "owned": t.owned, "warning": t.warning}
@@ -282,7 +282,7 @@ async def plan_once(
             shown["node_ipam"] = allocations_as_json(*ipam)
         text = json.dumps(shown, indent=2) + "\n"
     else:
-        text = plan_as_table(result) + (allocations_as_table(*ipam) if ipam else "")
+        text = plan_as_table(result, verdict.plan) + (allocations_as_table(*ipam) if ipam else "")
         text += "".join(f"{line}\n" for line in verdict_lines(verdict, result))
         text += "".join(f"{line}\n" for line in ownership_lines(owners))
     try:

@@ -84,8 +84,14 @@ def ownership_lines(tables: Iterable[Ownership]) -> list[str]:
     return lines
 
 
-def plan_as_json(result: Plan) -> Mapping[str, object]:
-    """The plan as plain JSON values (``routectl plan -o json``)."""
+WITHHELD_DELETE = "withheld by the mass-delete guard"
+WITHHELD_CREATE = "withheld: it waits for a delete the mass-delete guard withholds"
+
+
+def plan_as_json(result: Plan, carried: Plan | None = None) -> Mapping[str, object]:
+    """The plan as plain JSON values (``routectl plan -o json``); a create or delete that
+    ``carried`` (the plan the mass-delete guard lets through) leaves out is ``withheld``."""
+    carried = carried or result
     return {
         "creates": [
             {
@@ -93,6 +99,7 @@ def plan_as_json(result: Plan) -> Mapping[str, object]:
                 "cidr": c.route.destination_cidr,
                 "name_hint": c.name_hint,
                 "after_deleting": [r.name or r.destination_cidr for r in c.replaces],
+                "withheld": c not in carried.creates,
             }
             for c in result.creates
         ],
@@ -102,6 +109,7 @@ def plan_as_json(result: Plan) -> Mapping[str, object]:
                 "node": r.target_node,
                 "cidr": r.destination_cidr,
                 "blackhole": r.blackhole,
+                "withheld": r not in carried.deletes,
             }
             for r in result.deletes
         ],
@@ -112,16 +120,33 @@ def plan_as_json(result: Plan) -> Mapping[str, object]:
     }
 
 
-def plan_as_table(result: Plan) -> str:
-    """The plan as a text table (``routectl plan``)."""
+def plan_as_table(result: Plan, carried: Plan | None = None) -> str:
+    """The plan as a text table (``routectl plan``). The title counts what ``routectl run``
+    would carry out (``carried``: the plan the mass-delete guard lets through); the rows it
+    withholds stay, marked as withheld."""
+    carried = carried or result
     rows = [("action", "node", "CIDR", "route name", "note")]
     rows += [
-        ("delete", r.target_node or "-", r.destination_cidr, r.name, "blackhole" * r.blackhole)
+        (
+            "delete",
+            r.target_node or "-",
+            r.destination_cidr,
+            r.name,
+            "; ".join(
+                [*(["blackhole"] * r.blackhole), *([WITHHELD_DELETE] * (r not in carried.deletes))]
+            ),
+        )
         for r in result.deletes
     ]
     replaced = "after deleting the route it replaces"
     rows += [
-        ("create", c.route.target_node, c.route.destination_cidr, "", replaced * bool(c.replaces))
+        (
+            "create",
+            c.route.target_node,
+            c.route.destination_cidr,
+            "",
+            WITHHELD_CREATE if c not in carried.creates else replaced * bool(c.replaces),
+        )
         for c in result.creates
     ]
     rows += [
@@ -130,7 +155,10 @@ def plan_as_table(result: Plan) -> str:
     if result.empty and not result.problems:
         rows.append(("-", "", "", "", "the cloud matches the cluster"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    title = f"routectl plan: {len(result.creates)} to create, {len(result.deletes)} to delete"
+    title = f"routectl plan: {len(carried.creates)} to create, {len(carried.deletes)} to delete"
+    held = len(result.creates) - len(carried.creates), len(result.deletes) - len(carried.deletes)
+    if any(held):
+        title += f" ({held[0]} creates and {held[1]} deletes withheld by the mass-delete guard)"
     lines = [
         title,
         *("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows),

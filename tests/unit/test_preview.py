@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from ipaddress import ip_network
 
-from routectl.cli.preview import LISTING, ownership, ownership_lines, verdict_lines
+from routectl.cli.preview import (
+    LISTING,
+    ownership,
+    ownership_lines,
+    plan_as_json,
+    plan_as_table,
+    verdict_lines,
+)
 from routectl.model import NodeView, Route
 from routectl.plan.guard import guard
 from routectl.plan.reconcile import plan
@@ -54,3 +61,32 @@ def test_the_guards_verdict_is_shown() -> None:
     assert line.startswith("mass-delete guard: would withhold 9 deletes: Refusing to delete 9 of 10")  # fmt: skip
     allowed = guard(result, owned=result.owned_routes, nodes=1, threshold=0.5, allow=True)
     assert verdict_lines(allowed, result) == ["mass-delete guard: would allow the 9 deletes"]
+
+
+def test_creates_and_deletes_the_guard_withholds_are_marked_not_counted() -> None:
+    """A wrong cluster: 10 routes to other Nodes, 4 of our Nodes claiming 4 of those CIDRs.
+    run would delete nothing and make none of the 4 creates (each waits for a delete), so
+    the title counts 0 and 0 and every row says it is withheld; JSON says the same."""
+    listed = [Route(target_node=f"x{i}", destination_cidr=f"10.244.{i}.0/24") for i in range(10)]
+    nodes = [
+        NodeView(name=f"n{i}", uid=f"u{i}", pod_cidrs=(f"10.244.{i}.0/24",), addresses=())
+        for i in range(4)
+    ]
+    result = plan(nodes=nodes, routes=listed, cluster_cidrs=CIDRS)
+    assert (len(result.creates), len(result.deletes)) == (4, 10)
+    verdict = guard(result, owned=result.owned_routes, nodes=4, threshold=0.5, allow=False)
+    title, _header, *rows = plan_as_table(result, verdict.plan).splitlines()
+    assert title == (
+        "routectl plan: 0 to create, 0 to delete "
+        "(4 creates and 10 deletes withheld by the mass-delete guard)"
+    )
+    assert len(rows) == 14
+    assert all("withheld" in row for row in rows), rows
+    shown = plan_as_json(result, verdict.plan)
+    assert all(c["withheld"] for c in shown["creates"])  # type: ignore[attr-defined]
+    assert all(d["withheld"] for d in shown["deletes"])  # type: ignore[attr-defined]
+    allowed = guard(result, owned=result.owned_routes, nodes=4, threshold=0.5, allow=True)
+    assert plan_as_table(result, allowed.plan).splitlines()[0] == (
+        "routectl plan: 4 to create, 10 to delete"
+    )
+    assert "withheld" not in plan_as_table(result, allowed.plan)
