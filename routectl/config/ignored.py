@@ -23,6 +23,7 @@ from routectl.config.ccm_syntax import (
 from routectl.config.groups import IGNORED
 from routectl.config.option import OPTIONAL_STRING, Syntax, option, settings_dataclass
 from routectl.config.syntax import (
+    MAX_PORT,
     format_bool,
     format_duration,
     parse_bool,
@@ -63,6 +64,20 @@ _Ids: TypeAlias = tuple[int, ...] | None
 _B, _D, _I, _S = MAYBE_BOOL, MAYBE_DURATION, MAYBE_INT, OPTIONAL_STRING
 _I32, _IP, _CERT, _Q = maybe(INT32), maybe(IP), maybe(NAMED_CERT_KEY), maybe(QUANTITY)
 _CIPHERS, _CURVES, _VERSION = maybe(CIPHER_SUITES), maybe(CURVES), maybe(TLS_VERSION)
+
+
+def _webhook_port(text: str) -> int:
+    """``--webhook-secure-port`` as the CCM's ``WebhookServingOptions.Validate`` checks it."""
+    port = parse_int(text)
+    if not 0 <= port <= MAX_PORT:
+        raise ValueError(
+            f"{port} must be between 0 and {MAX_PORT}, inclusive. A value of 0 disables the "
+            "webhook endpoint entirely."
+        )
+    return port
+
+
+_PORT = maybe(Syntax(metavar="PORT", parse=_webhook_port, show=str))
 
 
 @settings_dataclass
@@ -115,7 +130,7 @@ class IgnoredCcmFlags:
     webhook_bind_address: _Text = _ignored(_IP)
     webhook_cert_dir: _Text = _ignored(_S)
     webhook_disable_http2_serving: _Bool = _ignored(_B)
-    webhook_secure_port: _Int = _ignored(_I)
+    webhook_secure_port: _Int = _ignored(_PORT)
     webhook_tls_cert_file: _Text = _ignored(_S)
     webhook_tls_cipher_suites: _Names = _ignored(_CIPHERS)
     webhook_tls_curve_preferences: _Ids = _ignored(_CURVES)

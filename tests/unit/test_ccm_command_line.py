@@ -168,6 +168,8 @@ def test_an_unknown_controller_is_refused_in_the_ccms_words() -> None:
         ),
         (["-v=2", "--v=3"], "-v=2 and --v=3 name the same setting with different values"),
         (["--webhook-tls-curve-preferences=abc"], "'abc' is not an integer"),
+        (["--webhook-secure-port=70000"], "70000 must be between 0 and 65535, inclusive"),
+        (["--webhook-secure-port=-1"], "-1 must be between 0 and 65535, inclusive"),
     ],
 )
 def test_bad_ccm_values_exit_2_with_one_line(args: list[str], needle: str, capsys) -> None:
