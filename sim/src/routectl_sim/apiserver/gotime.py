@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import calendar
 import datetime
+import functools
 import json
 from collections.abc import Callable
 
@@ -158,6 +159,10 @@ _COMMON = (
 _STEPS = {RFC3339: (*_COMMON, _zone), RFC3339_MICRO: (*_COMMON, _micro, _zone)}
 
 
+_CACHED = 1 << 12
+"""Distinct timestamps remembered: one object's are read several times per write."""
+
+
 def _parse(value: str, layout: str) -> datetime.datetime:
     cur = _Cursor(value=value, layout=layout)
     for step in _STEPS[layout]:
@@ -174,11 +179,15 @@ def _parse(value: str, layout: str) -> datetime.datetime:
     return local - datetime.timedelta(seconds=cur.offset_seconds, microseconds=-microseconds)
 
 
+@functools.lru_cache(maxsize=_CACHED)
 def parse_time(value: str) -> str:
-    """Parse a ``metav1.Time`` and return it as Kubernetes prints it (whole seconds, UTC)."""
+    """Parse a ``metav1.Time`` and return it as Kubernetes prints it (whole seconds, UTC).
+
+    Pure, so cached: an object's timestamps are parsed again on every write and read of it."""
     return _parse(value, RFC3339).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@functools.lru_cache(maxsize=_CACHED)
 def parse_micro_time(value: str) -> str:
     """Parse a ``metav1.MicroTime`` and return it as Kubernetes prints it (6 digits, UTC)."""
     return _parse(value, RFC3339_MICRO).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -88,15 +88,16 @@ class Scalar(GoType):
         return self.name
 
     def canonical(self, value: Any, where: _Where) -> Any:
-        if self.go_name == "bool":
-            ok = isinstance(value, bool)
-        elif self.go_name.startswith("int"):
-            bits = 31 if self.go_name == "int32" else 63
-            ok = type(value) is int and -(2**bits) <= value < 2**bits
-        else:
+        name = self.name
+        if name == "string":
             ok = isinstance(value, str)
+        elif name == "bool":
+            ok = isinstance(value, bool)
+        else:
+            bits = 31 if name == "int32" else 63
+            ok = type(value) is int and -(2**bits) <= value < 2**bits
         if not ok:
-            raise where.mismatch(value, self.go_name)
+            raise where.mismatch(value, name)
         return value
 
     def zero(self) -> Any:
@@ -176,7 +177,13 @@ class Field:
 
 
 def _is_empty(value: Any) -> bool:
-    return value is None or value is False or value == 0 or value in ("", [], {})
+    """Go's ``omitempty`` test on a decoded JSON value: null, false, 0, "", [] and {} (the
+    JSON values that are false in Python)."""
+    return not value
+
+
+_ALWAYS, _IF_GIVEN, _OMITEMPTY = 0, 1, 2
+"""How a struct field is printed, as :data:`Emit` says, in the form the hot loop tests."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -185,27 +192,55 @@ class Struct(GoType):
 
     name: str
     fields: tuple[Field, ...]
+    _places: dict[str, tuple[_Where, ...]] = dataclasses.field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+    """Per parent path, where each field sits (built once: decoding is the server's hot path)."""
+    _plan: list[tuple[str, GoType, int, bool]] = dataclasses.field(
+        default_factory=list, init=False, repr=False, compare=False, hash=False
+    )
+    """Per field: JSON name, type, how it is printed, and whether its zero value is empty."""
 
     @property
     def go_name(self) -> str:
         return self.name
 
+    def _where(self, path: str) -> tuple[_Where, ...]:
+        places = self._places.get(path)
+        if places is None:
+            short = self.name.rpartition(".")[2]
+            places = tuple(
+                _Where(short, f"{path}.{field.name}" if path else field.name)
+                for field in self.fields
+            )
+            self._places[path] = places
+        return places
+
+    def _fields(self) -> list[tuple[str, GoType, int, bool]]:
+        if not self._plan:
+            emits = {"always": _ALWAYS, "pointer": _IF_GIVEN, "omitzero": _IF_GIVEN}
+            self._plan.extend(
+                (f.name, f.type, emits.get(f.emit, _OMITEMPTY), _is_empty(f.type.zero()))
+                for f in self.fields
+            )
+        return self._plan
+
     def canonical(self, value: Any, where: _Where) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise where.mismatch(value, self.go_name)
         out: dict[str, Any] = {}
-        short = self.go_name.rpartition(".")[2]
-        for field in self.fields:
-            raw = value.get(field.name)
-            inner = _Where(short, f"{where.path}.{field.name}" if where.path else field.name)
-            decoded = field.type.zero() if raw is None else field.type.canonical(raw, inner)
-            if field.emit == "always":
-                out[field.name] = decoded
-            elif field.emit in ("pointer", "omitzero"):
-                if raw is not None:
-                    out[field.name] = decoded
-            elif not _is_empty(decoded):
-                out[field.name] = decoded
+        get = value.get
+        for (name, kind, emit, zero_is_empty), inner in zip(
+            self._fields(), self._where(where.path), strict=True
+        ):
+            raw = get(name)
+            if raw is None:  # null or absent: the zero value, printed unless omitted
+                if emit == _ALWAYS or (emit == _OMITEMPTY and not zero_is_empty):
+                    out[name] = kind.zero()
+                continue
+            decoded = kind.canonical(raw, inner)
+            if emit != _OMITEMPTY or not _is_empty(decoded):
+                out[name] = decoded
         return out
 
     def zero(self) -> Any:

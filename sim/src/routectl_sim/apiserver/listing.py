@@ -22,11 +22,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import copy
 import dataclasses
 import json
 from collections.abc import Mapping
 
+from routectl_sim.apiserver.encoding import json_copy
 from routectl_sim.apiserver.kinds import Kind
 from routectl_sim.apiserver.selector import (
     FieldSelector,
@@ -280,7 +280,7 @@ async def list_objects(
     limit = 0 if options.resource_version == "0" else options.limit
     if max_chunk and options.resource_version != "0":
         limit = min(limit, max_chunk) if limit > 0 else max_chunk
-    page = [copy.deepcopy(obj) for obj in (candidates[:limit] if limit > 0 else candidates)]
+    page = [json_copy(obj) for obj in (candidates[:limit] if limit > 0 else candidates)]
     metadata: JsonObj = {"resourceVersion": str(list_rv)}
     if len(page) < len(candidates):
         last = _relative_key(key_of(page[-1]), namespace) if page else start

@@ -19,10 +19,10 @@ Promises:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
+from routectl_sim.apiserver.encoding import json_copy
 from routectl_sim.apiserver.status import ApiError, bad_request, error
 
 _DIRECTIVE = "$patch"
@@ -34,8 +34,8 @@ _RETAIN = "$retainKeys"
 def merge_patch(target: Any, patch: Any) -> Any:
     """Apply an RFC 7386 JSON merge patch."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+        return json_copy(patch)
+    result = json_copy(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
@@ -69,7 +69,7 @@ def strategic_merge_patch(
     original: Mapping[str, Any], patch: Mapping[str, Any], *, merge_keys: Mapping[str, str]
 ) -> dict[str, Any]:
     """Apply a strategic merge patch; ``merge_keys`` maps dotted list paths to merge keys."""
-    return _merge_map(copy.deepcopy(dict(original)), copy.deepcopy(dict(patch)), "", merge_keys)
+    return _merge_map(json_copy(dict(original)), json_copy(dict(patch)), "", merge_keys)
 
 
 def _merge_map(
@@ -281,7 +281,7 @@ def json_patch(doc: Any, operations: Any) -> Any:
     """Apply an RFC 6902 JSON patch (400 if malformed, 422 if it does not apply)."""
     if not isinstance(operations, list):
         raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
-    result = copy.deepcopy(doc)
+    result = json_copy(doc)
     for operation in operations:
         if not isinstance(operation, dict) or not isinstance(operation.get("path"), str):
             raise bad_request("invalid JSON patch operation")
@@ -295,15 +295,15 @@ def json_patch(doc: Any, operations: Any) -> Any:
 def _apply_one(doc: Any, operation: dict[str, Any]) -> Any:
     op, parts = operation.get("op"), _pointer(operation["path"])
     if op == "add":
-        return _add(doc, parts, copy.deepcopy(operation.get("value")))
+        return _add(doc, parts, json_copy(operation.get("value")))
     if op == "remove":
         return _remove(doc, parts)
     if op == "replace":
         _get(doc, parts)
-        return _add(_remove(doc, parts), parts, copy.deepcopy(operation.get("value")))
+        return _add(_remove(doc, parts), parts, json_copy(operation.get("value")))
     if op in ("move", "copy"):
         source = _pointer(str(operation.get("from", "")))
-        value = copy.deepcopy(_get(doc, source))
+        value = json_copy(_get(doc, source))
         if op == "move":
             doc = _remove(doc, source)
         return _add(doc, parts, value)

@@ -28,6 +28,7 @@ import secrets
 import uuid
 from typing import Any
 
+from routectl_sim.apiserver.encoding import json_copy
 from routectl_sim.apiserver.gotime import now_time
 from routectl_sim.apiserver.gotypes import SchemaError
 from routectl_sim.apiserver.kinds import with_meta
@@ -71,6 +72,10 @@ class Registry:
 
     def __init__(self, *, store: Store, strategy: Strategy) -> None:
         self.store, self.strategy = store, strategy
+        # Stored as shown: no conversion between the stored and the served version.
+        self._stored_as_shown = (
+            type(strategy).to_view is Strategy.to_view and store.kind.schema is strategy.view.schema
+        )
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -96,8 +101,15 @@ class Registry:
         return self.store.kind.schema.decode(obj)
 
     def present(self, obj: JsonObj) -> JsonObj:
-        """A stored object as requests see it: converted, canonical, with kind/apiVersion."""
+        """A stored object as requests see it: converted, canonical, with kind/apiVersion.
+
+        Every object is stored canonical (decoded as the served version, in Go's order), so
+        one of a kind served as stored is only copied: decoding it again would give the same
+        object, at the cost of the server's most expensive step on every heartbeat.
+        """
         view = self.strategy.view
+        if self._stored_as_shown:
+            return view.typed(json_copy(obj))
         return view.typed(view.schema.decode(self.strategy.to_view(obj)))
 
     def _invalid(self, name: str, errors: list[FieldError]) -> None:

@@ -40,7 +40,7 @@ from aiohttp import web
 
 from routectl_sim.apiserver import discovery
 from routectl_sim.apiserver.auth import Authorizer, request_info
-from routectl_sim.apiserver.encoding import json_response
+from routectl_sim.apiserver.encoding import json_copy, json_response
 from routectl_sim.apiserver.faults import Faults
 from routectl_sim.apiserver.kinds import EVENT, LEASE, NODE, SERVICE_CIDR
 from routectl_sim.apiserver.registry import Registry
@@ -497,5 +497,5 @@ class _Callback:
     callback: Callable[[str, JsonObj], None]
 
     def offer(self, change: Change) -> None:
-        """Pass the change on."""
-        self.callback(change.type, change.obj)
+        """Pass the change on (a copy: the change's object is the store's own)."""
+        self.callback(change.type, json_copy(change.obj))

@@ -11,7 +11,10 @@ Promises:
 * :meth:`Store.state_at` rebuilds the exact state at any resourceVersion still in history
   (for ``resourceVersionMatch=Exact`` and continue tokens), by undoing newer changes;
 * every committed change is offered, synchronously and in order, to the store's
-  subscribers (open watches).
+  subscribers (open watches);
+* stored objects are never changed in place, only replaced: a :class:`Change` and a state
+  snapshot share them with the store (readers copy what they hand out or change), while
+  :meth:`Store.get` and :meth:`Store.objects` return copies.
 
 Validation, defaulting and HTTP are elsewhere; this module only keeps and orders state.
 """
@@ -20,11 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import copy
 import dataclasses
 from collections.abc import Iterable
 from typing import Literal, Protocol
 
+from routectl_sim.apiserver.encoding import json_copy
 from routectl_sim.apiserver.kinds import Kind, with_meta
 from routectl_sim.apiserver.status import JsonObj
 
@@ -118,7 +121,7 @@ class Store:
     def get(self, key: Key) -> JsonObj | None:
         """A copy of the stored object, or ``None``."""
         found = self._objects.get(key)
-        return copy.deepcopy(found) if found is not None else None
+        return json_copy(found) if found is not None else None
 
     def objects(self, namespace: str | None = None) -> list[JsonObj]:
         """Copies of the stored objects (of one namespace), in key order."""
@@ -133,12 +136,13 @@ class Store:
                 raise KeyError(key)
             obj = _with_resource_version(prev, resource_version)
             del self._objects[key]
-            change = Change("DELETED", resource_version, obj, copy.deepcopy(prev))
+            change = Change("DELETED", resource_version, obj, prev)
         else:
             obj = _with_resource_version(new, resource_version)
             self._objects[key] = obj
             kind: EventType = "ADDED" if prev is None else "MODIFIED"
-            change = Change(kind, resource_version, copy.deepcopy(obj), copy.deepcopy(prev))
+            # Shared with the store, not copied: stored objects are never changed in place.
+            change = Change(kind, resource_version, obj, prev)
         self._remember(change)
         for subscriber in list(self._subscribers):
             subscriber.offer(change)
@@ -196,12 +200,12 @@ class Store:
 
 
 def _with_resource_version(obj: JsonObj, resource_version: int) -> JsonObj:
-    return copy.deepcopy(with_meta(obj, resourceVersion=str(resource_version)))
+    return json_copy(with_meta(obj, resourceVersion=str(resource_version)))
 
 
 def _in_key_order(objects: dict[Key, JsonObj], namespace: str | None) -> list[JsonObj]:
     keys = sorted((k for k in objects if namespace is None or k[0] == namespace), key=sort_key)
-    return [copy.deepcopy(objects[k]) for k in keys]
+    return [json_copy(objects[k]) for k in keys]
 
 
 def in_key_order(objects: dict[Key, JsonObj], namespace: str | None = None) -> list[JsonObj]:
