@@ -18,7 +18,7 @@ from google.cloud import compute_v1
 from routectl_gce import GceProvider
 from routectl_gce.cloud import GceCloud
 from routectl_gce.options import parse_options
-from routectl_gce.provider import route_name
+from routectl_gce.provider import route_name, spare_name
 from routectl_gce.testing import FakeCompute
 
 from routectl.errors import (
@@ -357,10 +357,58 @@ async def test_a_person_routing_the_cidr_is_terminal_and_named(
 
 
 async def test_another_nodes_route_is_already_exists(fake: FakeCompute, make: Any) -> None:
+    """The error names the holder as the listing shows it, so routectl can judge it."""
     provider = make()
     await provider.create_route(route("node-a", "10.244.1.0/24"), name_hint=UID_A)
-    with pytest.raises(RouteAlreadyExistsError, match="node-a"):
+    with pytest.raises(RouteAlreadyExistsError, match="node-a") as caught:
         await provider.create_route(route("node-b", "10.244.1.0/24"), name_hint=UID_B)
+    assert caught.value.holder == Route(
+        name=f"kubernetes-{UID_A}", target_node="node-a", destination_cidr="10.244.1.0/24"
+    )
+    assert list(fake.routes) == [f"kubernetes-{UID_A}"]
+
+
+async def test_two_destinations_under_one_hint_get_two_names(fake: FakeCompute, make: Any) -> None:
+    """The CCM's name holds the first route; the second destination of the family gets a
+    name of its own (found again by a retry, not inserted twice)."""
+    provider = make()
+    first, second = route("node-a", "10.244.1.0/24"), route("node-a", "10.244.3.0/24")
+    await provider.create_route(first, name_hint=UID_A)
+    await provider.create_route(second, name_hint=UID_A)
+    spare = spare_name("kubernetes", UID_A, "10.244.3.0/24")
+    assert {n: r["destRange"] for n, r in fake.routes.items()} == {
+        f"kubernetes-{UID_A}": "10.244.1.0/24",
+        spare: "10.244.3.0/24",
+    }
+    inserts = fake.route_requests("POST", ROUTES)
+    await make().create_route(second, name_hint=UID_A)
+    assert fake.route_requests("POST", ROUTES) == inserts
+    listed = {(r.target_node, r.destination_cidr) for r in await make().list_routes()}
+    assert listed == {("node-a", "10.244.1.0/24"), ("node-a", "10.244.3.0/24")}
+
+
+async def test_a_create_meeting_its_twins_insert_waits_for_it(fake: FakeCompute, make: Any) -> None:
+    """Two creates of one route at once share the listing that finds nothing, so both
+    insert: the second insert waits for the first one's operation to end, meets the name
+    (409), reads the route and is done. One route, no error."""
+    name = f"kubernetes-{UID_A}"
+    fake.waits_per_operation = 2
+    provider = make()
+    await provider.list_routes()  # open the clients: both creates then ask at once
+    fake.requests.clear()
+    wanted = route("node-a", "10.244.1.0/24")
+    await asyncio.gather(
+        provider.create_route(wanted, name_hint=UID_A),
+        provider.create_route(wanted, name_hint=UID_A),
+    )
+    assert list(fake.routes) == [name]
+    kinds = [
+        "wait" if r.endswith("/wait") else "insert" if r.startswith("POST") else "get"
+        for r in fake.requests
+        if r.startswith("POST") or r.endswith(f"{ROUTES}/{name}")
+    ]
+    assert kinds == ["insert", "wait", "wait", "insert", "get"]  # the second insert: 409
+    assert fake.route_requests("GET", ROUTES) == 2  # one shared listing, one read
 
 
 # -- nothing is sent once cancelled ----------------------------------------------------------

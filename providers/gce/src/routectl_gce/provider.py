@@ -6,6 +6,10 @@ cluster's network, priority 1000, next hop the Node's instance (by its full URL)
 GCE CCM wrote is adopted without a write, and the CCM would adopt ours. A name hint that is
 not a UID (routectl passes the Node's UID) and the IPv6 route of a dual-stack Node are named
 ``<prefix>-<a UUID derived from the hint>``, so every name of this cluster has one shape.
+When that name holds a route to another destination (two pod CIDRs of one family under one
+hint, or a Node's old route whose delete is still to come), the route is named
+``<prefix>-<a UUID derived from the hint and the destination>`` instead: names stay
+deterministic, so a retried create finds what its first attempt made.
 
 Ownership: the listing asks the API for routes whose name is ``<prefix>-<UUID>``, whose
 description is ``k8s-node-route`` and whose network is the cluster's (one server-side
@@ -26,16 +30,22 @@ longer finds is forgotten.
 Writes: a create first lists the routes to its destination in the network (GCE keeps
 several routes to one destination side by side, so the name alone cannot tell a conflict;
 creates at once share the listing):
-ours to the same Node is done, ours to another Node is ``RouteAlreadyExistsError``, anyone
-else's is terminal and named. Every insert and delete is an operation followed with
-``globalOperations.wait`` until ``DONE``; its error is mapped (``QUOTA_EXCEEDED``
-terminal, rate limits throttled). An operation still running when a call times out is
-remembered and followed again by the retry, not inserted twice.
+ours to the same Node is done, ours to another Node is ``RouteAlreadyExistsError`` naming
+that route (``holder``, as the listing shows it), anyone else's is terminal and named. An
+insert answered "already exists" reads the route of that name: the route wanted (made by a
+retried or concurrent call) is done, one to another destination sends the insert to the
+other name, one holding the destination is judged as above. Every insert and delete is an
+operation followed with ``globalOperations.wait`` until ``DONE``; its error is mapped
+(``QUOTA_EXCEEDED`` terminal, rate limits throttled). An operation still running when a
+call times out is remembered and followed again by the retry (or by a call whose insert
+meets its name), not inserted twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
 import re
 import uuid
 from collections.abc import Callable, Collection, Mapping
@@ -93,6 +103,12 @@ def route_name(prefix: str, name_hint: str, *, version: int) -> str:
     return f"{prefix}-{uuid.uuid5(NAMESPACE, f'{name_hint}/ipv{version}')}"
 
 
+def spare_name(prefix: str, name_hint: str, destination: str) -> str:
+    """The name used when :func:`route_name` holds a route to another destination (two
+    pod CIDRs of one family under one hint, or a Node's old route not deleted yet)."""
+    return f"{prefix}-{uuid.uuid5(NAMESPACE, f'{name_hint}/{destination}')}"
+
+
 def instance_name(node: str) -> str:
     """The instance of a Node: its name up to the first dot (the CCM's canonicalization)."""
     return node.split(".", 1)[0]
@@ -123,6 +139,8 @@ class GceProvider:
         self._destinations = Coalescer(self._routes_to, limit=BATCH)
         self._pending: dict[str, str] = {}
         """Route name -> the insert operation a timed-out call left running."""
+        self._inserting: dict[str, _Naming] = {}
+        """Route name -> the lock its inserts take in turn, while some call uses it."""
 
     # -- the contract ---------------------------------------------------------------------
 
@@ -139,42 +157,24 @@ class GceProvider:
     async def create_route(self, route: Route, *, name_hint: str) -> None:
         """Insert ``destination -> the Node's instance``; the same route again is done."""
         destination = _destination(route.destination_cidr)
-        name = route_name(self.prefix, name_hint, version=parse_cidr(destination).version)
-        pending = self._pending.get(name)
-        if pending is not None:  # a retry after a timeout: that insert may have been made
-            await self._settle(name, pending)
+        names = (
+            route_name(self.prefix, name_hint, version=parse_cidr(destination).version),
+            spare_name(self.prefix, name_hint, destination),
+        )
+        for name in names:
+            pending = self._pending.get(name)
+            if pending is not None:  # a retry after a timeout: that insert may have been made
+                await self._settle(name, pending)
         if await self._already_there(route, destination):
             return
         hop = await self._instance_url(route.target_node)
-        clients = await self._cloud.clients()
-        body = compute_v1.Route(
-            name=name,
-            dest_range=destination,
-            network=self.options.network(clients.project),
-            next_hop_instance=hop,
-            priority=PRIORITY,
-            description=DESCRIPTION,
+        for name in names:
+            if await self._insert(name, destination, hop, route.target_node):
+                return
+        raise ProviderError(
+            f"route names {' and '.join(names)} are both taken by routes to other destinations "
+            f"than {destination} (waiting for their delete)"
         )
-        project = self._network_project(clients)
-        try:
-            operation = await self._cloud.request(
-                "routes.insert",
-                lambda c: c.routes.insert_unary(
-                    project=project, route_resource=body, retry=None, timeout=REQUEST_SECONDS
-                ),
-                conflict=lambda message: RouteAlreadyExistsError(f"route {name}: {message}"),
-            )
-        except RouteAlreadyExistsError:
-            await self._explain_name_taken(name, destination, route.target_node)
-            return
-        self._pending[name] = operation.name  # kept while the operation's end is unknown
-        done = await self._follow(operation.name, operation)
-        self._pending.pop(name, None)
-        error = operation_error("routes.insert", done)
-        if error is not None:
-            if _codes(done) & {"RESOURCE_NOT_FOUND", "NOT_FOUND"}:
-                self._instances.pop(instance_name(route.target_node), None)  # look up anew
-            raise error
 
     async def delete_route(self, route: Route) -> None:
         """Delete our route to the CIDR if it still leads where ``route`` says."""
@@ -215,6 +215,55 @@ class GceProvider:
         await self._lookups.aclose()
         await self._destinations.aclose()
         await self._cloud.aclose()
+
+    async def _insert(self, name: str, destination: str, hop: str, node: str) -> bool:
+        """Insert the route as ``name`` and follow its operation: True once made (or found
+        made: a retry, a concurrent call), False if ``name`` holds a route elsewhere. One
+        insert of a name at a time: a concurrent call inserting the same name waits for
+        this one's end, then meets the route it made."""
+        entry = self._inserting.setdefault(name, _Naming())
+        entry.users += 1
+        try:
+            async with entry.lock:
+                pending = self._pending.get(name)
+                if pending is not None:  # a cancelled call's insert: wait for its end
+                    await self._settle(name, pending)
+                return await self._insert_once(name, destination, hop, node)
+        finally:
+            entry.users -= 1
+            if not entry.users:
+                del self._inserting[name]
+
+    async def _insert_once(self, name: str, destination: str, hop: str, node: str) -> bool:
+        clients = await self._cloud.clients()
+        body = compute_v1.Route(
+            name=name,
+            dest_range=destination,
+            network=self.options.network(clients.project),
+            next_hop_instance=hop,
+            priority=PRIORITY,
+            description=DESCRIPTION,
+        )
+        project = self._network_project(clients)
+        try:
+            operation = await self._cloud.request(
+                "routes.insert",
+                lambda c: c.routes.insert_unary(
+                    project=project, route_resource=body, retry=None, timeout=REQUEST_SECONDS
+                ),
+                conflict=lambda message: RouteAlreadyExistsError(f"route {name}: {message}"),
+            )
+        except RouteAlreadyExistsError:
+            return await self._name_taken(name, destination, node)
+        self._pending[name] = operation.name  # kept while the operation's end is unknown
+        done = await self._follow(operation.name, operation)
+        self._pending.pop(name, None)
+        error = operation_error("routes.insert", done)
+        if error is not None:
+            if _codes(done) & {"RESOURCE_NOT_FOUND", "NOT_FOUND"}:
+                self._instances.pop(instance_name(node), None)  # look up anew
+            raise error
+        return True
 
     # -- reading routes -------------------------------------------------------------------
 
@@ -309,41 +358,49 @@ class GceProvider:
         return found
 
     async def _already_there(self, route: Route, destination: str) -> bool:
-        """Whether our route to the Node exists; raise if someone else routes the CIDR."""
+        """Whether our route to the Node exists; raise if another route holds the CIDR."""
         clients = await self._cloud.clients()
         network = self.options.network(clients.project)
+        found = await self._destinations.get(destination) or []
         wanted = instance_name(route.target_node)
-        for raw in await self._destinations.get(destination) or []:
-            if not self._ours(raw, network):
-                hop = raw.next_hop_instance or raw.next_hop_ip or raw.next_hop_gateway or "?"
-                raise ProviderTerminalError(
-                    f"route {raw.name!r} (not this cluster's) already sends {destination} to "
-                    f"{hop}; routectl does not route a CIDR beside it"
-                )
-            listed = self._as_route(raw)
-            if listed.target_node == wanted:
-                return True
-            raise RouteAlreadyExistsError(
-                f"route {raw.name} sends {destination} to "
-                f"{listed.target_node or 'a missing instance'}, not {route.target_node}"
-            )
-        return False
+        if any(self._ours(r, network) and self._as_route(r).target_node == wanted for r in found):
+            return True  # done, whatever else routes the destination beside it
+        return any(self._judge(raw, destination, route.target_node, network) for raw in found)
 
-    async def _explain_name_taken(self, name: str, destination: str, node: str) -> None:
-        """A 409 on insert: done if the route with that name is the one we wanted."""
+    def _judge(self, raw: compute_v1.Route, destination: str, node: str, network: str) -> bool:
+        """Whether ``raw`` is the route to ``destination`` via ``node`` that a create wants
+        (False: it leads to another destination); raise if it holds the destination for
+        someone else: ``RouteAlreadyExistsError`` naming it when it is this cluster's, else
+        terminal."""
+        if canonical(raw.dest_range) != destination:
+            return False
+        if not self._ours(raw, network):
+            hop = raw.next_hop_instance or raw.next_hop_ip or raw.next_hop_gateway or "?"
+            raise ProviderTerminalError(
+                f"route {raw.name!r} (not this cluster's) already sends {destination} to "
+                f"{hop}; routectl does not route a CIDR beside it"
+            )
+        listed = self._as_route(raw)
+        if not listed.blackhole and listed.target_node == instance_name(node):
+            return True
+        raise RouteAlreadyExistsError(
+            f"route {raw.name} sends {destination} to "
+            f"{listed.target_node or 'a missing instance'}, not {node}",
+            holder=listed,
+        )
+
+    async def _name_taken(self, name: str, destination: str, node: str) -> bool:
+        """A 409 on insert: True if the route of that name is the one wanted (a retry's, a
+        concurrent call's), False if it leads to another destination; raise if it holds
+        the destination for someone else, or is not there yet."""
         try:
             raw = await self._get(name)
-        except RouteNotFoundError as exc:  # an insert of that name is still running
+        except RouteNotFoundError as exc:  # another's insert of that name is still running
             raise ProviderError(
                 f"route name {name} is taken, but the route is not there yet"
             ) from exc
-        listed = self._as_route(raw)
-        if canonical(raw.dest_range) == destination and listed.target_node == instance_name(node):
-            return
-        raise ProviderError(
-            f"route name {name} is taken by a route to {raw.dest_range} via "
-            f"{listed.target_node or 'a missing instance'} (waiting for its delete)"
-        )
+        clients = await self._cloud.clients()
+        return self._judge(raw, destination, node, self.options.network(clients.project))
 
     # -- operations and instances ---------------------------------------------------------
 
@@ -442,6 +499,14 @@ class GceProvider:
         """The project that holds the network, and so its routes and their operations."""
         network = self.options.network(clients.project)
         return network.split("/projects/", 1)[1].split("/", 1)[0]
+
+
+@dataclasses.dataclass(slots=True)
+class _Naming:
+    """The inserts of one route name, one at a time."""
+
+    lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
+    users: int = 0
 
 
 class _OperationGoneError(ProviderError):
