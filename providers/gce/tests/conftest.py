@@ -3,8 +3,6 @@ plugin does not keep yet: marked as strict expected failures, not hidden (the da
 passes, its mark must go).
 
 * A malformed answer must be one error naming the field: no hook for the fake Compute API yet.
-* A create cancelled before its first request: the shared look-up it opened goes on, and the
-  next create on the instance waits for it (bounded by the request's own timeout).
 """
 
 from pathlib import Path
@@ -18,11 +16,6 @@ __all__ = ["pytest_collection_modifyitems", "pytest_pyfunc_call"]
 KNOWN = {
     "test_a_malformed_answer_is_one_error_naming_the_field": (
         "no inject_malformed_answer hook for the fake Compute API yet"
-    ),
-    "test_a_call_cancelled_half_way_leaves_cloud_and_instance_usable": (
-        "a look-up shared by concurrent creates goes on after the create that opened it is "
-        "cancelled (by design: the others wait for it); a next create joins it and waits as "
-        "long as that request does"
     ),
 }
 
