@@ -45,6 +45,8 @@ from typing import Any
 
 from aiohttp import web
 
+from routectl.testing.serving import serve_locally
+
 BASE = "https://www.googleapis.com/compute/v1"
 NOT_FOUND_WARNING = "NEXT_HOP_INSTANCE_NOT_FOUND"
 WAIT_LIMIT = 120.0
@@ -229,11 +231,7 @@ class FakeCompute:
         app.router.add_post("/alt-token", self._alt_token)
         app.router.add_get("/", self._metadata_ping)
         app.router.add_get("/computeMetadata/v1/{path:.*}", self._metadata)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        host, port = self._runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}"
+        self._runner, self.url = await serve_locally(app)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
