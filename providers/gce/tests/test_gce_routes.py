@@ -17,8 +17,8 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import compute_v1
 from routectl_gce import GceProvider
 from routectl_gce.cloud import GceCloud
+from routectl_gce.names import route_name, spare_name
 from routectl_gce.options import parse_options
-from routectl_gce.provider import route_name, spare_name
 from routectl_gce.testing import FakeCompute
 
 from routectl.errors import (
