@@ -143,6 +143,20 @@ async def test_another_nodes_route_is_already_exists(fake: FakeCompute, make: An
     assert list(fake.routes) == [f"kubernetes-{UID_A}"]
 
 
+async def test_a_taken_name_not_readable_yet_is_a_transient_error(
+    fake: FakeCompute, make: Any
+) -> None:
+    """Another writer's insert of the name still runs (409, then 404 on a read): a plain,
+    retryable error, not "already exists" nor terminal, and nothing is made."""
+    name = f"kubernetes-{UID_A}"
+    fake.fail_next(409, "alreadyExists", method="POST", path_part=ROUTES)
+    fake.fail_next(404, "notFound", method="GET", path_part=f"{ROUTES}/{name}")
+    with pytest.raises(ProviderError, match="not there yet") as caught:
+        await make().create_route(route("node-a", "10.244.1.0/24"), name_hint=UID_A)
+    assert not isinstance(caught.value, ProviderTerminalError | RouteAlreadyExistsError)
+    assert fake.routes == {}
+
+
 async def test_two_destinations_under_one_hint_get_two_names(fake: FakeCompute, make: Any) -> None:
     """The CCM's name holds the first route; the second destination of the family gets a
     name of its own (found again by a retry, not inserted twice)."""
