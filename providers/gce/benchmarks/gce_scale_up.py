@@ -32,7 +32,6 @@ import collections
 import contextlib
 import json
 import sys
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -42,12 +41,12 @@ from google.auth.credentials import AnonymousCredentials
 from routectl_gce import GceProvider
 from routectl_gce.testing import FakeCompute
 
-from routectl.cli.flags import parse_run_flags
-from routectl.kube import KubeClient
+from routectl.config import Settings
 from routectl.observe.metrics import Metrics
-from routectl.process.wiring import Plugin, Sources, build_service, new_budget
+from routectl.process.wiring import Plugin, Sources, new_budget
 from routectl.ratelimit import TokenBucket
 from routectl_sim.apiserver import FakeApiServer
+from routectl_sim.bench import service_running, until
 
 ZONES = ("us-central1-a", "us-central1-b", "us-central1-c")
 CLUSTER = "kubernetes"
@@ -104,22 +103,8 @@ async def routectl(
     async with cloud(nodes, operation_seconds) as fake, FakeApiServer() as api:
         for index in range(nodes):
             fake.add_instance(f"node-{index}", zone=ZONES[index % len(ZONES)])
-        with tempfile.TemporaryDirectory() as scratch:
-            kubeconfig = Path(scratch) / "kubeconfig"
-            api.kubeconfig(kubeconfig)
-            settings = parse_run_flags(
-                [
-                    f"--kubeconfig={kubeconfig}",
-                    f"--cluster-name={CLUSTER}",
-                    "--cluster-cidr=10.96.0.0/11",
-                    "--provider=gce",
-                    "--leader-elect=false",
-                    "--metrics-bind-address=127.0.0.1:0",
-                    f"--cloud-qps={qps}",
-                    f"--cloud-burst={burst}",
-                ]
-            )
-            metrics, sources = Metrics.create(), Sources.system()
+
+        def gce(settings: Settings, metrics: Metrics, sources: Sources) -> Plugin:
             budget = new_budget(settings, metrics=metrics, sources=sources)
             options = {
                 "project-id": fake.project,
@@ -133,28 +118,25 @@ async def routectl(
                 budget=budget,
                 credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
             )
-            kube = await KubeClient.connect(kubeconfig=str(kubeconfig))
-            service = build_service(
-                settings,
-                kube=kube,
-                provider=Plugin(provider=provider, budget=budget),
-                metrics=metrics,
-                identity="bench",
-                sources=sources,
-            )
-            task = asyncio.create_task(service.run())
-            await asyncio.sleep(1.0)  # informer synced, first (empty) sync done
+            return Plugin(provider=provider, budget=budget)
+
+        flags = [
+            f"--cluster-name={CLUSTER}",
+            "--cluster-cidr=10.96.0.0/11",
+            "--provider=gce",
+            "--leader-elect=false",
+            "--metrics-bind-address=127.0.0.1:0",
+            f"--cloud-qps={qps}",
+            f"--cloud-burst={burst}",
+        ]
+        async with service_running(api, flags, plugin=gce):
             loop = asyncio.get_running_loop()
             fake.requests.clear()
             started = loop.time()
             for index in range(nodes):
                 api.create_node(node(index))
-            while len(fake.routes) < nodes:  # noqa: ASYNC110 -- polling the fake's state
-                await asyncio.sleep(0.05)
+            await until(lambda: len(fake.routes) >= nodes)
             elapsed = loop.time() - started
-            service.stopping.set()
-            await task
-            await kube.aclose()
         return report("routectl", fake, nodes, elapsed, qps=qps, burst=burst)
 
 

@@ -1,43 +1,29 @@
-"""The looptime hook (routectl.testing.looptime_hook), and the rules of the contract this
+"""The looptime hook (routectl.testing.looptime_hook), the fixtures of the plugin's tests (the
+fake Compute API with two instances, providers over it), and the rules of the contract this
 plugin does not keep yet: marked as strict expected failures, not hidden (the day one
 passes, its mark must go).
 
-* "Already exists" must name the route that holds the destination (``holder``).
-* An error on any request of a call, and concurrent calls on one instance: a create retried
-  while its insert operation still runs meets its own route name ("taken ... waiting for its
-  delete") instead of adopting it; to be pinned down.
 * A malformed answer must be one error naming the field: no hook for the fake Compute API yet.
-* A create cancelled before its first request: the shared look-up it opened goes on, and the
-  next create on the instance waits for it (bounded by the request's own timeout).
 """
 
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from gce_scene import credentials, options
+from routectl_gce import GceProvider
+from routectl_gce.testing import FakeCompute
 
+from routectl.testing.contract_budget import CountingBudget
 from routectl.testing.looptime_hook import pytest_pyfunc_call
 
-__all__ = ["pytest_collection_modifyitems", "pytest_pyfunc_call"]
+__all__ = ["fake", "make", "pytest_collection_modifyitems", "pytest_pyfunc_call"]
 
-_RETRY = "a retried create meets its own running insert's route name; to be pinned down"
 KNOWN = {
-    "test_create_over_another_nodes_route_raises_already_exists": (
-        "the plugin's RouteAlreadyExistsError names no holder yet"
-    ),
     "test_a_malformed_answer_is_one_error_naming_the_field": (
         "no inject_malformed_answer hook for the fake Compute API yet"
     ),
-    "test_concurrent_calls_on_one_instance_do_not_disturb_each_other": _RETRY,
-    "test_a_call_cancelled_half_way_leaves_cloud_and_instance_usable": (
-        "a look-up shared by concurrent creates goes on after the create that opened it is "
-        "cancelled (by design: the others wait for it); a next create joins it and waits as "
-        "long as that request does"
-    ),
-    **{
-        f"test_an_error_on_any_request_of_a_call_keeps_its_meaning[{kind}-{op}]": _RETRY
-        for kind in ("throttled", "transient")
-        for op in ("list", "create", "delete")
-    },
 }
 
 
@@ -47,3 +33,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in item.path.parents and "Contract" in item.nodeid and item.name in KNOWN:
             item.add_marker(pytest.mark.xfail(strict=True, reason=KNOWN[item.name]))
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeCompute]:
+    """The fake Compute API with instances node-a (us-central1-b) and node-b (us-central1-c)."""
+    async with FakeCompute() as fake:
+        fake.add_instance("node-a")
+        fake.add_instance("node-b", zone="us-central1-c")
+        yield fake
+
+
+@pytest.fixture
+async def make(fake: FakeCompute) -> AsyncIterator[Any]:
+    """``make(cluster="kubernetes", **options)``: a provider over the fake, closed after."""
+    made: list[GceProvider] = []
+
+    def build(cluster: str = "kubernetes", **extra: str) -> GceProvider:
+        budget = CountingBudget(lambda: len(fake.requests))
+        provider = GceProvider(
+            cluster_name=cluster,
+            options=options(fake, **extra),
+            budget=budget,
+            credentials=credentials(),
+        )
+        made.append(provider)
+        return provider
+
+    yield build
+    for provider in made:
+        await provider.aclose()

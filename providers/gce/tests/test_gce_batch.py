@@ -99,6 +99,36 @@ async def test_a_cancelled_caller_stops_neither_the_request_nor_the_others() -> 
     assert fetch.asked == [["a", "b"]]
 
 
+async def test_the_last_caller_to_give_up_stops_the_request() -> None:
+    """The only caller is cancelled while its request waits for the budget (parked there
+    for good): that request is stopped, and the next caller sends its own instead of
+    joining the stale one."""
+    stopped: list[list[str]] = []
+    fetch = Fetches()
+
+    async def parked_first(batch: Batch[str, str]) -> dict[str, str]:
+        if not stopped:
+            try:
+                await asyncio.Event().wait()  # the budget never lets it go
+            except asyncio.CancelledError:
+                stopped.append(list(batch.keys))
+                raise
+        return await fetch(batch)
+
+    coalescer = Coalescer(parked_first, limit=10)
+    first = asyncio.create_task(coalescer.get("a"))
+    await settle()
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    await settle()
+    assert stopped == [["a"]]
+    fetch.send.set()
+    fetch.gate.set()
+    assert await asyncio.wait_for(coalescer.get("a"), 5) == "A"
+    assert fetch.asked == [["a"]]
+
+
 async def test_aclose_stops_what_is_under_way() -> None:
     fetch = Fetches()
     coalescer = Coalescer(fetch, limit=10)

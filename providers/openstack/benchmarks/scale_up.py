@@ -23,17 +23,13 @@ import collections
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from routectl_openstack.testing import PASSWORD, FakeOpenStack
 
-from routectl.cli.flags import parse_run_flags
-from routectl.kube import KubeClient
-from routectl.observe.metrics import Metrics
-from routectl.process.wiring import Sources, build_service, load_provider
 from routectl_sim.apiserver import FakeApiServer
+from routectl_sim.bench import service_running, until
 
 
 def node(index: int) -> dict[str, Any]:
@@ -76,47 +72,25 @@ async def run(*, nodes: int, batched: bool, atomic: bool, max_routes: int) -> di
         for index in range(nodes):
             cloud.add_server(f"node-{index}", address(index))
         os.environ.update(OS_USERNAME="routectl", OS_PASSWORD=PASSWORD, OS_PROJECT_NAME="k8s")
-        with tempfile.TemporaryDirectory() as scratch:
-            kubeconfig = Path(scratch) / "kubeconfig"
-            api.kubeconfig(kubeconfig)
-            settings = parse_run_flags(
-                [
-                    f"--kubeconfig={kubeconfig}",
-                    "--cluster-cidr=10.96.0.0/11",
-                    "--provider=openstack",
-                    f"--provider-option=router-id={router.id}",
-                    "--provider-option=node-cidrs=10.0.0.0/16",
-                    f"--provider-option=auth-url={cloud.auth_url}",
-                    "--leader-elect=false",
-                    "--metrics-bind-address=127.0.0.1:0",
-                    f"--batch-writes={'true' if batched else 'false'}",
-                ]
-            )
-            metrics, sources = Metrics.create(), Sources.system()
-            kube = await KubeClient.connect(kubeconfig=str(kubeconfig))
-            plugin = load_provider(settings, metrics=metrics, sources=sources)
-            service = build_service(
-                settings,
-                kube=kube,
-                provider=plugin,
-                metrics=metrics,
-                identity="bench",
-                sources=sources,
-            )
-            task = asyncio.create_task(service.run())
-            await asyncio.sleep(1.0)  # informer synced, first (empty) sync done
+        flags = [
+            "--cluster-cidr=10.96.0.0/11",
+            "--provider=openstack",
+            f"--provider-option=router-id={router.id}",
+            "--provider-option=node-cidrs=10.0.0.0/16",
+            f"--provider-option=auth-url={cloud.auth_url}",
+            "--leader-elect=false",
+            "--metrics-bind-address=127.0.0.1:0",
+            f"--batch-writes={'true' if batched else 'false'}",
+        ]
+        async with service_running(api, flags):
             loop = asyncio.get_running_loop()
             cloud.requests.clear()
             cloud.times.clear()
             started = loop.time()
             for index in range(nodes):
                 api.create_node(node(index))
-            while len(router.routes) < nodes:  # noqa: ASYNC110 -- polling the fake's state
-                await asyncio.sleep(0.05)
+            await until(lambda: len(router.routes) >= nodes)
             elapsed = loop.time() - started
-            service.stopping.set()
-            await task
-            await kube.aclose()
     kinds = collections.Counter(kind_of(m, p) for m, p in cloud.requests)
     return {
         "mode": "batched" if batched else "per-route",

@@ -15,7 +15,11 @@ Promises:
 * the request is sent by a task of the coalescer's own, so a caller cancelled while
   waiting (its call timed out) cancels neither the request nor the others' wait; a caller
   that asks again joins the batch still under way. Only reads are coalesced: a request
-  that goes out after its first caller gave up changes nothing.
+  that goes out after its first caller gave up changes nothing;
+* when the last caller waiting for a batch is cancelled, the batch is dropped and its
+  request cancelled (not sent, if it was still waiting for the budget): nobody is left to
+  use the answer, and a caller that comes later opens a batch of its own instead of
+  waiting for a stale one.
   :meth:`Coalescer.aclose` cancels the requests under way (their callers get a transient
   ``ProviderError``).
 
@@ -42,6 +46,9 @@ class Batch(Generic[K, V]):
     keys: list[K]
     answer: asyncio.Future[dict[K, V]]
     open: bool = True
+    waiting: int = 0
+    """Callers waiting for the answer."""
+    sender: asyncio.Task[None] | None = None
 
     def close(self) -> list[K]:
         """No more keys join: the request is about to be sent. The keys it asks for."""
@@ -76,17 +83,43 @@ class Coalescer(Generic[K, V]):
             if key not in batch.keys:
                 batch.keys.append(key)
                 self._asked[key] = batch
-            answer = await asyncio.shield(batch.answer)
-            return answer.get(key)
+            return await self._wait(batch, key)
         batch = Batch(keys=[key], answer=asyncio.get_running_loop().create_future())
         batch.answer.add_done_callback(_retrieve)
         self._open = batch
         self._asked[key] = batch
-        task = asyncio.create_task(self._send(batch))
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
-        answer = await asyncio.shield(batch.answer)
+        batch.sender = asyncio.create_task(self._send(batch))
+        self._sending.add(batch.sender)
+        batch.sender.add_done_callback(self._sending.discard)
+        return await self._wait(batch, key)
+
+    async def _wait(self, batch: Batch[K, V], key: K) -> V | None:
+        """``key``'s part of ``batch``'s answer; the last caller to give up drops it."""
+        batch.waiting += 1
+        try:
+            answer = await asyncio.shield(batch.answer)
+        except asyncio.CancelledError:
+            batch.waiting -= 1
+            if not batch.waiting and not batch.answer.done():
+                self._drop(batch)
+            raise
+        batch.waiting -= 1
         return answer.get(key)
+
+    def _drop(self, batch: Batch[K, V]) -> None:
+        """Nobody waits for ``batch`` any more: forget it and cancel its request."""
+        self._forget(batch)
+        if batch.sender is not None:
+            batch.sender.cancel()
+
+    def _forget(self, batch: Batch[K, V]) -> None:
+        """No caller joins ``batch`` from now on."""
+        batch.open = False
+        if self._open is batch:
+            self._open = None
+        for asked in batch.keys:
+            if self._asked.get(asked) is batch:
+                del self._asked[asked]
 
     async def _send(self, batch: Batch[K, V]) -> None:
         """Fetch ``batch``'s answer and hand it (or the error) to every caller."""
@@ -100,12 +133,7 @@ class Coalescer(Generic[K, V]):
         else:
             batch.answer.set_result(answer)
         finally:
-            batch.open = False
-            if self._open is batch:
-                self._open = None
-            for asked in batch.keys:
-                if self._asked.get(asked) is batch:
-                    del self._asked[asked]
+            self._forget(batch)
 
     async def aclose(self) -> None:
         """Stop the requests under way."""

@@ -27,6 +27,9 @@ through its REST transport:
   a token-url endpoint as the CCM's AltTokenSource expects (``{"accessToken",
   "expireTime"}``).
 
+Each of these is a part of its own in :mod:`routectl_gce.fake`; this module holds the state,
+the faults and the server.
+
 Faults: :meth:`FakeCompute.fail_next` answers the next matching request with an error
 (``rateLimitExceeded`` 403, 429, 5xx, ...), :meth:`FakeCompute.fail_next_operation` makes the
 next write's operation end in an error, :meth:`FakeCompute.lose_next_answer` carries out the
@@ -36,61 +39,21 @@ request received.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import dataclasses
 import itertools
-import re
 from typing import Any
 
 from aiohttp import web
 
-BASE = "https://www.googleapis.com/compute/v1"
-NOT_FOUND_WARNING = "NEXT_HOP_INSTANCE_NOT_FOUND"
-WAIT_LIMIT = 120.0
-"""``globalOperations.wait`` returns after about two minutes even if not DONE (API docs)."""
-CLAUSE = re.compile(
-    r"""\(?\s*([A-Za-z][A-Za-z0-9_.]*)\s+(eq|ne|=|!=)\s+("[^"]*"|'[^']*'|[^\s()]+)\s*\)?"""
-)
+from routectl.testing.serving import serve_locally
+from routectl_gce.fake.instances import InstancesApi
+from routectl_gce.fake.metadata import MetadataServer
+from routectl_gce.fake.operations import WAIT_LIMIT, Operation
+from routectl_gce.fake.routes import RoutesApi
+from routectl_gce.fake.shapes import BASE, error_answer, matches
 
-
-class FilterError(ValueError):
-    """A ``filter`` the fake cannot read (the real API answers 400 invalid)."""
-
-
-def matches(resource: dict[str, Any], expression: str) -> bool:
-    """Whether ``resource`` passes a Compute list ``filter`` (top-level string fields).
-
-    ``eq``/``ne`` take an RE2 regular expression that must match the whole field; ``=`` and
-    ``!=`` a literal. Clauses in parentheses are ANDed.
-    """
-    expression = expression.strip()
-    if not expression:
-        return True
-    position = 0
-    for clause in CLAUSE.finditer(expression):
-        if expression[position : clause.start()].strip():
-            raise FilterError(f"Invalid value for field 'filter': {expression!r}")
-        position = clause.end()
-        field, op, literal = clause.groups()
-        if literal[:1] in {'"', "'"}:
-            literal = literal[1:-1]
-        value = str(resource.get(field, ""))
-        hit = re.fullmatch(literal, value) is not None if op in {"eq", "ne"} else value == literal
-        if hit != (op in {"eq", "="}):
-            return False
-    if expression[position:].strip():
-        raise FilterError(f"Invalid value for field 'filter': {expression!r}")
-    return True
-
-
-@dataclasses.dataclass(slots=True)
-class _Operation:
-    body: dict[str, Any]
-    effect: Any  # Callable[[], dict | None]: makes the change, or returns the error body
-    waits_left: int
-    polls: int = 0
-    due: float = 0.0
+__all__ = ["BASE", "WAIT_LIMIT", "FakeCompute", "matches"]
 
 
 @dataclasses.dataclass(slots=True)
@@ -105,7 +68,7 @@ class _Fault:
     """Matching requests to let through before this one fails."""
 
 
-class FakeCompute:
+class FakeCompute(RoutesApi, InstancesApi, MetadataServer):
     """Routes, instances and operations of one project; start it with ``async with``."""
 
     def __init__(self, *, project: str = "fake-project", network: str = "default") -> None:
@@ -113,7 +76,7 @@ class FakeCompute:
         self.network_url = f"{BASE}/projects/{project}/global/networks/{network}"
         self.routes: dict[str, dict[str, Any]] = {}
         self.instances: dict[str, dict[str, Any]] = {}  # selfLink -> instance
-        self.operations: dict[str, _Operation] = {}
+        self.operations: dict[str, Operation] = {}
         self.requests: list[str] = []
         self.tokens: list[str] = []
         """The bearer token of each Compute request ("" when it had none)."""
@@ -138,49 +101,6 @@ class FakeCompute:
         self._runner: web.AppRunner | None = None
 
     # -- scenes -----------------------------------------------------------------------------
-
-    def add_instance(self, name: str, *, zone: str = "us-central1-b") -> str:
-        """An instance ``name`` in ``zone``; its URL."""
-        link = f"{BASE}/projects/{self.project}/zones/{zone}/instances/{name}"
-        self.instances[link] = {
-            "kind": "compute#instance",
-            "id": str(next(self._ids)),
-            "name": name,
-            "zone": f"{BASE}/projects/{self.project}/zones/{zone}",
-            "status": "RUNNING",
-            "canIpForward": True,
-            "selfLink": link,
-        }
-        return link
-
-    def delete_instance(self, name: str) -> None:
-        """Every instance named ``name`` is gone; routes to it stay, with a warning."""
-        self.instances = {k: v for k, v in self.instances.items() if v["name"] != name}
-
-    def add_route(
-        self,
-        name: str,
-        destination: str,
-        *,
-        next_hop_instance: str = "",
-        next_hop_ip: str = "",
-        description: str = "",
-        network: str = "",
-    ) -> dict[str, Any]:
-        """A route made behind the plugin's back."""
-        body: dict[str, Any] = {
-            "name": name,
-            "destRange": destination,
-            "network": network or self.network_url,
-            "priority": 1000,
-            "description": description,
-        }
-        if next_hop_instance:
-            body["nextHopInstance"] = next_hop_instance
-        if next_hop_ip:
-            body["nextHopIp"] = next_hop_ip
-        self._store_route(body)
-        return self.routes[name]
 
     def fail_next(
         self,
@@ -229,11 +149,7 @@ class FakeCompute:
         app.router.add_post("/alt-token", self._alt_token)
         app.router.add_get("/", self._metadata_ping)
         app.router.add_get("/computeMetadata/v1/{path:.*}", self._metadata)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        host, port = self._runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}"
+        self._runner, self.url = await serve_locally(app)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -249,7 +165,7 @@ class FakeCompute:
         self.requests.append(f"{request.method} {request.path}")
         self.tokens.append(request.headers.get("Authorization", "").removeprefix("Bearer "))
         if request.match_info.get("project") not in {None, self.project}:
-            return _error(
+            return error_answer(
                 404,
                 "notFound",
                 f"The resource 'projects/{request.match_info['project']}' was not found",
@@ -260,7 +176,7 @@ class FakeCompute:
                     fault.after -= 1
                     break
                 self._faults.remove(fault)
-                return _error(fault.status, fault.reason, fault.message, fault.headers)
+                return error_answer(fault.status, fault.reason, fault.message, fault.headers)
         response = await handler(request)
         lose = self._lose_next
         if lose == request.method and "/global/routes" in request.path and request.transport:
@@ -268,305 +184,3 @@ class FakeCompute:
             self._finish_all()
             request.transport.abort()
         return response
-
-    # -- the metadata server (GCE_METADATA_HOST / GCE_METADATA_IP point here) -------------
-
-    async def _alt_token(self, request: web.Request) -> web.Response:
-        """The CCM's token-url: POSTed token-body, as the VM's account; answers a token."""
-        self.alt_token_calls.append(
-            (request.headers.get("Authorization", ""), (await request.read()).decode())
-        )
-        number = len(self.alt_token_calls)
-        return web.json_response(
-            {"accessToken": f"alt-token-{number}", "expireTime": "2099-01-01T00:00:00Z"}
-        )
-
-    async def _metadata_ping(self, request: web.Request) -> web.Response:
-        return web.Response(text="ok", headers={"Metadata-Flavor": "Google"})
-
-    async def _metadata(self, request: web.Request) -> web.Response:
-        """The instance's service account and token, and the project, as a VM sees them."""
-        if request.headers.get("Metadata-Flavor") != "Google":
-            return web.Response(status=403, text="Missing Metadata-Flavor:Google header.")
-        path = request.match_info["path"]
-        flavor = {"Metadata-Flavor": "Google"}
-        account = "instance/service-accounts/default/"
-        if path == "project/project-id":
-            return web.Response(text=self.project, headers=flavor)
-        if path == account:
-            scopes = ["https://www.googleapis.com/auth/compute"]
-            info = {"aliases": ["default"], "email": "node@fake.iam", "scopes": scopes}
-            return web.json_response(info, headers=flavor)
-        if path == f"{account}token":
-            number = sum(1 for r in self.metadata_requests if "/token" in r)
-            token = {"access_token": f"token-{number}", "expires_in": 3599, "token_type": "Bearer"}
-            return web.json_response(token, headers=flavor)
-        if path == "universe/universe-domain":
-            return web.Response(text="googleapis.com", headers=flavor)
-        return web.Response(status=404, text="not found", headers=flavor)
-
-    # -- routes -----------------------------------------------------------------------------
-
-    def _store_route(self, body: dict[str, Any]) -> None:
-        name = body["name"]
-        self.routes[name] = {
-            "kind": "compute#route",
-            "id": str(next(self._ids)),
-            "creationTimestamp": "2026-12-01T00:00:00.000-08:00",
-            **body,
-            "selfLink": f"{BASE}/projects/{self.project}/global/routes/{name}",
-            "routeType": "STATIC",
-        }
-
-    def _shown(self, route: dict[str, Any]) -> dict[str, Any]:
-        """A route as the API shows it: with a warning while its next hop is missing."""
-        shown = dict(route)
-        hop = route.get("nextHopInstance")
-        if hop and hop not in self.instances:
-            shown["warnings"] = [
-                {
-                    "code": NOT_FOUND_WARNING,
-                    "message": f"Next hop instance '{hop}' does not exist.",
-                    "data": [{"key": "instance", "value": hop}],
-                }
-            ]
-        return shown
-
-    async def _list_routes(self, request: web.Request) -> web.Response:
-        self._finish_all()
-        try:
-            found = [r for r in self.routes.values() if matches(r, request.query.get("filter", ""))]
-        except FilterError as exc:
-            return _error(400, "invalid", str(exc))
-        size = min(self.page_size, int(request.query.get("maxResults", "500")))
-        start = int(request.query.get("pageToken") or "0")
-        body: dict[str, Any] = {
-            "kind": "compute#routeList",
-            "id": f"projects/{self.project}/global/routes",
-            "items": [self._shown(r) for r in found[start : start + size]],
-            "selfLink": f"{BASE}/projects/{self.project}/global/routes",
-        }
-        if start + size < len(found):
-            body["nextPageToken"] = str(start + size)
-        return web.json_response(body)
-
-    async def _get_route(self, request: web.Request) -> web.Response:
-        self._finish_all()
-        route = self.routes.get(request.match_info["name"])
-        if route is None:
-            return _not_found(self.project, "routes", request.match_info["name"])
-        return web.json_response(self._shown(route))
-
-    async def _insert_route(self, request: web.Request) -> web.Response:
-        body = await request.json()
-        name = str(body.get("name", ""))
-        if not re.fullmatch(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?", name):
-            return _error(400, "invalid", f"Invalid value for field 'resource.name': '{name}'.")
-        if name in self.routes or self._pending(name):
-            return _error(
-                409,
-                "alreadyExists",
-                f"The resource 'projects/{self.project}/global/routes/{name}' already exists",
-            )
-        if not body.get("destRange") or not body.get("network"):
-            return _error(400, "required", "Required field 'resource.destRange' not specified")
-
-        def effect() -> dict[str, Any] | None:
-            if len(self.routes) >= self.routes_quota:
-                return _operation_error(
-                    "QUOTA_EXCEEDED",
-                    f"Quota 'ROUTES' exceeded.  Limit: {float(self.routes_quota)} globally.",
-                    403,
-                )
-            hop = self._absolute(str(body.get("nextHopInstance", "")))
-            if hop and hop not in self.instances:
-                return _operation_error(
-                    "RESOURCE_NOT_FOUND", f"The resource '{hop}' was not found", 404
-                )
-            self._store_route({**body, **({"nextHopInstance": hop} if hop else {})})
-            return None
-
-        return web.json_response(self._operation("insert", name, effect))
-
-    async def _delete_route(self, request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        if name not in self.routes:
-            return _not_found(self.project, "routes", name)
-
-        def effect() -> dict[str, Any] | None:
-            if self.routes.pop(name, None) is None:
-                return _operation_error(
-                    "RESOURCE_NOT_FOUND",
-                    f"The resource 'projects/{self.project}/global/routes/{name}' was not found",
-                    404,
-                )
-            return None
-
-        return web.json_response(self._operation("delete", name, effect))
-
-    def _absolute(self, hop: str) -> str:
-        """A next hop instance as the API stores it: a full URL."""
-        if not hop or hop.startswith("https://"):
-            return hop
-        if hop.startswith("projects/"):
-            return f"{BASE}/{hop}"
-        return f"{BASE}/projects/{self.project}/{hop}"
-
-    # -- operations -------------------------------------------------------------------------
-
-    def _operation(self, kind: str, route: str, effect: Any) -> dict[str, Any]:
-        name = f"operation-{next(self._ids)}-fake"
-        body: dict[str, Any] = {
-            "kind": "compute#operation",
-            "id": str(next(self._ids)),
-            "name": name,
-            "operationType": kind,
-            "targetLink": f"{BASE}/projects/{self.project}/global/routes/{route}",
-            "status": "PENDING",
-            "progress": 0,
-            "insertTime": "2026-12-01T00:00:00.000-08:00",
-            "selfLink": f"{BASE}/projects/{self.project}/global/operations/{name}",
-        }
-        if self._operation_errors:
-            code, message, status = self._operation_errors.popleft()
-            error = _operation_error(code, message, status)
-            op = _Operation(body, lambda: error, self.waits_per_operation)
-        else:
-            op = _Operation(body, effect, self.waits_per_operation)
-        op.due = asyncio.get_running_loop().time() + self.operation_seconds
-        self.operations[name] = op
-        return dict(body)
-
-    def _pending(self, route: str) -> bool:
-        return any(
-            op.body["status"] != "DONE"
-            and op.body["targetLink"].endswith(f"/routes/{route}")
-            and op.body["operationType"] == "insert"
-            for op in self.operations.values()
-        )
-
-    def _finish(self, op: _Operation) -> None:
-        if op.body["status"] == "DONE":
-            return
-        failure = op.effect()
-        op.body.update(status="DONE", progress=100, endTime="2026-12-01T00:00:01.000-08:00")
-        if failure is not None:
-            op.body.update(failure)
-
-    def _finish_all(self) -> None:
-        """Operations nobody follows end on their own before the next read (when due)."""
-        now = asyncio.get_running_loop().time()
-        for op in list(self.operations.values()):
-            if not self.operation_seconds or op.due <= now:
-                self._finish(op)
-
-    async def _get_operation(self, request: web.Request) -> web.Response:
-        op = self.operations.get(request.match_info["op"])
-        if op is None:
-            return _not_found(self.project, "operations", request.match_info["op"])
-        op.polls += 1
-        if self.operation_seconds:
-            if op.due <= asyncio.get_running_loop().time():
-                self._finish(op)
-            elif op.body["status"] == "PENDING":
-                op.body.update(status="RUNNING", startTime="2026-12-01T00:00:00.500-08:00")
-        elif op.polls > op.waits_left:
-            self._finish(op)
-        elif op.body["status"] == "PENDING":
-            op.body.update(status="RUNNING", startTime="2026-12-01T00:00:00.500-08:00")
-        return web.json_response(op.body)
-
-    async def _wait_operation(self, request: web.Request) -> web.Response:
-        op = self.operations.get(request.match_info["op"])
-        if op is None:
-            return _not_found(self.project, "operations", request.match_info["op"])
-        if self.operation_seconds:
-            loop = asyncio.get_running_loop()
-            await asyncio.sleep(min(max(op.due - loop.time(), 0.0), WAIT_LIMIT))
-            if op.due <= loop.time():
-                self._finish(op)
-        elif op.waits_left > 1:
-            op.waits_left -= 1
-        else:
-            self._finish(op)
-        if op.body["status"] != "DONE":
-            op.body.update(status="RUNNING", startTime="2026-12-01T00:00:00.500-08:00")
-        return web.json_response(op.body)
-
-    # -- instances --------------------------------------------------------------------------
-
-    async def _get_instance(self, request: web.Request) -> web.Response:
-        zone, name = request.match_info["zone"], request.match_info["name"]
-        link = f"{BASE}/projects/{self.project}/zones/{zone}/instances/{name}"
-        if link not in self.instances:
-            return _not_found(self.project, f"zones/{zone}/instances", name)
-        return web.json_response(self.instances[link])
-
-    async def _list_instances(self, request: web.Request) -> web.Response:
-        zone = request.match_info["zone"]
-        try:
-            found = [
-                i
-                for i in self.instances.values()
-                if i["zone"].endswith(f"/zones/{zone}")
-                and matches(i, request.query.get("filter", ""))
-            ]
-        except FilterError as exc:
-            return _error(400, "invalid", str(exc))
-        return web.json_response(
-            {
-                "kind": "compute#instanceList",
-                "id": f"projects/{self.project}/zones/{zone}/instances",
-                "items": found,
-                "selfLink": f"{BASE}/projects/{self.project}/zones/{zone}/instances",
-            }
-        )
-
-    async def _aggregated_instances(self, request: web.Request) -> web.Response:
-        by_zone: dict[str, list[dict[str, Any]]] = {}
-        try:
-            for instance in self.instances.values():
-                if matches(instance, request.query.get("filter", "")):
-                    zone = "zones/" + instance["zone"].rsplit("/", 1)[-1]
-                    by_zone.setdefault(zone, []).append(instance)
-        except FilterError as exc:
-            return _error(400, "invalid", str(exc))
-        items: dict[str, Any] = {zone: {"instances": found} for zone, found in by_zone.items()}
-        return web.json_response(
-            {
-                "kind": "compute#instanceAggregatedList",
-                "id": f"projects/{self.project}/aggregated/instances",
-                "items": items,
-                "selfLink": f"{BASE}/projects/{self.project}/aggregated/instances",
-            }
-        )
-
-
-def _error(
-    status: int, reason: str, message: str, headers: dict[str, str] | None = None
-) -> web.Response:
-    domain = "usageLimits" if "imit" in reason else "global"
-    body = {
-        "error": {
-            "code": status,
-            "message": message,
-            "errors": [{"message": message, "domain": domain, "reason": reason}],
-        }
-    }
-    return web.json_response(body, status=status, headers=headers)
-
-
-def _not_found(project: str, collection: str, name: str) -> web.Response:
-    return _error(
-        404, "notFound", f"The resource 'projects/{project}/{collection}/{name}' was not found"
-    )
-
-
-def _operation_error(code: str, message: str, status: int) -> dict[str, Any]:
-    return {
-        "error": {"errors": [{"code": code, "message": message}]},
-        "httpErrorStatusCode": status,
-        "httpErrorMessage": {403: "FORBIDDEN", 404: "NOT FOUND", 429: "TOO MANY REQUESTS"}.get(
-            status, "BAD REQUEST"
-        ),
-    }

@@ -28,6 +28,8 @@ from typing import Any
 
 from aiohttp import web
 
+from routectl.testing.serving import serve_locally
+
 __all__ = ["EPOCH", "TEST_TOKEN", "FakeHcloud", "FakeNetwork", "FakeServer"]
 
 EPOCH = 1_800_000_000.0
@@ -269,11 +271,8 @@ class FakeHcloud:
         app.router.add_post("/v1/networks/{id}/actions/delete_route", self._delete_route)
         app.router.add_get("/v1/servers", self._list_servers)
         app.router.add_get("/v1/actions/{id}", self._get_action)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        host, port = self._runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}/v1"
+        self._runner, base = await serve_locally(app)
+        self.url = f"{base}/v1"
         return self.url
 
     async def aclose(self) -> None:

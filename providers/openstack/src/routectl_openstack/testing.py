@@ -26,6 +26,8 @@ from typing import Any
 
 from aiohttp import web
 
+from routectl.testing.serving import serve_locally
+
 __all__ = ["FakeOpenStack", "FakeRouter"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -140,11 +142,7 @@ class FakeOpenStack:
         app.router.add_get("/compute/v2.1", self._compute_version)
         app.router.add_get("/compute/v2.1/", self._compute_version)
         app.router.add_get("/compute/v2.1/servers/detail", self._servers)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        host, port = self._runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}"
+        self._runner, self.url = await serve_locally(app)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

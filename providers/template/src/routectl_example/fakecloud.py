@@ -17,6 +17,8 @@ from typing import Any
 
 from aiohttp import web
 
+from routectl.testing.serving import serve_locally
+
 PAGE = 2
 
 
@@ -74,11 +76,8 @@ class FakeCloud:
         app.router.add_get("/v1/routes", self._list_routes)
         app.router.add_post("/v1/routes", self._create_route)
         app.router.add_delete("/v1/routes/{id}", self._delete_route)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        host, port = self._runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}/v1"
+        self._runner, base = await serve_locally(app)
+        self.url = f"{base}/v1"
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
