@@ -153,10 +153,15 @@ def build_sync(
     the settings turn it on (and then ``ipam_api`` is required)."""
     changes = Changes()
     min_interval = settings.min_sync_interval
+    settle_cap = None  # per-route writes: a Node change is written at once (leading edge)
     if settings.batch_writes and batch_capable(provider):
         min_interval = max(min_interval, settings.batch_write_interval)
+        settle_cap = settings.batch_write_interval  # a burst settles into one table write
     queue = CoalescingQueue(
-        batch_window=settings.batch_window, min_interval=min_interval, observer=metrics.workqueue
+        batch_window=settings.batch_window,
+        min_interval=min_interval,
+        settle_cap=settle_cap,
+        observer=metrics.workqueue,
     )
     lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
     status = NodeStatus(
@@ -272,7 +277,7 @@ def _feed(
         changes.note(old, new, now=_loop_time())
         echo = ipam.note(old, new) if ipam is not None else False  # routed by the sync in flight
         if watch_mode and needs_sync(old, new) and not echo:
-            queue.request(trigger="node_change")
+            queue.request(trigger="node_change", settle=True)
 
     return feed
 
