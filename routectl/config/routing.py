@@ -99,7 +99,8 @@ class RoutingOptions:
     )
     cloud_call_timeout: float = option(
         default=30.0, syntax=DURATION, check=above(0.0), group=CLOUD, commands=BOTH,
-        help="timeout of one cloud call",
+        help="timeout of one cloud call (the cloud's time: waiting for the request budget "
+        "does not count)",
     )
     cloud_max_attempts: int = option(
         default=4, check=at_least(1), group=CLOUD, commands=BOTH,
