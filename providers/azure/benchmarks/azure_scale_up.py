@@ -13,10 +13,11 @@ without a route; the ``delayedRouteUpdater`` runs every 30 s
 whole, without ``If-Match`` (``routetable/repo.go``). Its rate limits are off (ARM's
 default QPS would only slow it).
 
-Nodes join spread over ``--join-seconds`` (0: at once). A concurrent writer (an operator
-tagging the table) changes it just before each of the first ``--concurrent`` table writes:
-routectl's ``If-Match`` makes ARM refuse the stale write (412) and the change survives; the
-CCM's write overwrites it. Reported per mode: requests by kind, writes ARM carried
+routectl meets the Nodes idle, as in a running cluster: its first (empty) sync is over and
+the batch write interval since it has passed. Nodes join spread over ``--join-seconds``
+(0: at once). A concurrent writer (an operator tagging the table) changes it just before
+each of the first ``--concurrent`` table writes: routectl's ``If-Match`` makes ARM refuse
+the stale write (412) and the change survives; the CCM's write overwrites it. Reported per mode: requests by kind, writes ARM carried
 out and writes it refused (412), concurrent changes lost, and the time from the first Node's
 creation until the last Node's route existed.
 
@@ -50,6 +51,7 @@ from routectl_azure.testing import CLIENT_ID, SECRET, SUBSCRIPTION, TENANT, Fake
 from routectl.cli.flags import parse_run_flags
 from routectl.kube import KubeClient
 from routectl.observe.metrics import Metrics
+from routectl.process.service import Service
 from routectl.process.wiring import Sources, build_service, load_provider
 from routectl_sim.apiserver import FakeApiServer
 
@@ -174,13 +176,24 @@ async def run_routectl(
             settings, kube=kube, provider=plugin, metrics=metrics, identity="bench", sources=sources
         )
         task = asyncio.create_task(service.run())
-        await asyncio.sleep(1.0)  # informer synced, first (empty) sync done
+        await until_idle(service)
         elapsed = await until_routed(cloud, api, nodes=nodes, join_seconds=join_seconds)
         service.stopping.set()
         await task
         await plugin.provider.aclose()
         await kube.aclose()
     return elapsed
+
+
+async def until_idle(service: Service) -> None:
+    """Until the first (empty) sync is over and the next sync may start at once: a burst
+    then meets routectl as it runs in a steady cluster, not its start-up."""
+    state = service.queue.state
+    loop = asyncio.get_running_loop()
+    while service.controller.syncs < 1 or state.running or state.dirty:  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
+    assert state.last_start is not None  # noqa: S101 -- a sync ran
+    await asyncio.sleep(max(0.0, state.last_start + state.min_interval - loop.time()) + 0.1)
 
 
 async def until_routed(
