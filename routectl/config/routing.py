@@ -157,8 +157,8 @@ class RoutingOptions:
     batch_write_interval: float = option(
         default=10.0, syntax=DURATION, check=at_least(0.0), group=SYNC,
         help="with batched writes, syncs start no closer together than this, and a burst of "
-        "Node events settles first (until they pause for --route-sync-batch-window), at most "
-        "this long",
+        "Node events settles first (until they pause for a tenth of this, or "
+        "--route-sync-batch-window if longer), at most this long",
     )
     """So a burst of Node events becomes a few large writes rather than many small ones: the
     first Node of a burst does not get a table write of its own."""

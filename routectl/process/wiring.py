@@ -43,6 +43,9 @@ from routectl.sync.controller import Controller
 from routectl.sync.queue import CoalescingQueue
 
 logger = logging.getLogger("routectl")
+SETTLE_SHARE = 10
+"""With batch writes, Node events this share of ``--batch-write-interval`` apart (or closer)
+are one burst and settle into one write (see :func:`settle_quiet`)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,6 +164,7 @@ def build_sync(
         batch_window=settings.batch_window,
         min_interval=min_interval,
         settle_cap=settle_cap,
+        settle_quiet=settle_quiet(settings),
         observer=metrics.workqueue,
     )
     lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
@@ -265,6 +269,13 @@ def build_service(
         metrics=metrics,
         rng=sources.rng,
     )
+
+
+def settle_quiet(settings: Settings) -> float:
+    """How long Node events must pause before a batch write goes out: the batch window, or a
+    tenth of the batch write interval if longer (kubelets of a scale-up register a few
+    hundred milliseconds apart, and a burst is one table write, not one per pause)."""
+    return max(settings.batch_window, settings.batch_write_interval / SETTLE_SHARE)
 
 
 def _feed(

@@ -127,20 +127,21 @@ async def join_later(cluster: Cluster, indexes: range, *, every: float) -> None:
 
 async def test_a_burst_on_an_idle_whole_table_cloud_is_one_write(cluster: Cluster) -> None:
     """Nodes that join together on an idle service settle into one table write: the first
-    of them does not get a write of its own, and the write comes once the events pause."""
+    of them does not get a write of its own, and the write comes once the events pause for
+    a tenth of the batch write interval (1 s; longer than the 0.5 s batch window)."""
     cluster.cloud = FakeCloud(CloudSettings(whole_table=True, write_latency=1.0))
     running = await cluster.start()
     await eventually(lambda: running.service.controller.syncs >= 1)
     await asyncio.sleep(60)  # idle: the last sync is long past the batch write interval
     loop = asyncio.get_running_loop()
-    for i in range(20):
+    for i in range(12):  # 0.7 s apart, as kubelets of a scale-up register
         cluster.server.create_node(node_object(f"n{i}", f"10.244.{i}.0/24"))
-        await asyncio.sleep(0.1)
-    last_join = loop.time()
-    await eventually(lambda: len(cluster.routes()) == 20)
+        await asyncio.sleep(0.7)
+    last_join = loop.time() - 0.7
+    await eventually(lambda: len(cluster.routes()) == 12)
     assert cluster.cloud.batches == 1
-    # settled for one batch window (0.5 s) after the last join, then one 1 s write: far
-    # sooner than the batch write interval (10 s) after the first
+    # settled 1 s after the last join, then one 1 s write: sooner than the batch write
+    # interval (10 s) after the first join
     assert loop.time() - last_join < 3.0
 
 

@@ -19,8 +19,10 @@ steps = st.lists(
 class Model:
     """What the queue promises, in the simplest terms: a reference to check it against."""
 
-    def __init__(self, window: float, interval: float, cap: float | None = None) -> None:
-        self.window, self.interval, self.cap = window, interval, cap
+    def __init__(
+        self, window: float, interval: float, cap: float | None = None, quiet: float = 0.0
+    ) -> None:
+        self.window, self.interval, self.cap, self.quiet = window, interval, cap, quiet
         self.pending_since: float | None = None  # a request not yet covered by a claim
         self.hold_until = 0.0  # the batch window (or backoff) that request must wait out
         self.running = False
@@ -42,7 +44,7 @@ class Model:
         self.hold_until = max(self.hold_until, now + delay)
         if settle and self.cap is not None:  # until requests pause, within the cap
             self.hold_until = max(
-                self.hold_until, min(now + self.window, self.pending_since + self.cap)
+                self.hold_until, min(now + self.quiet, self.pending_since + self.cap)
             )
 
     def claimed(self, now: float) -> None:
@@ -66,13 +68,16 @@ class Model:
     window=st.floats(0, 3),
     interval=st.floats(0, 10),
     cap=st.none() | st.floats(0, 10),
+    quiet=st.floats(0, 3),
 )
-def test_queue_never_loses_a_request_and_never_overlaps(steps, window, interval, cap) -> None:
+def test_queue_never_loses_a_request_and_never_overlaps(
+    steps, window, interval, cap, quiet
+) -> None:
     """Every request is followed by a sync claimed after it; syncs never overlap or crowd;
     a request on an idle queue is not held back, others wait out the batch window; on a
-    settling queue, settling requests wait for a pause of the window, within the cap."""
-    q = QueueState(batch_window=window, min_interval=interval, settle_cap=cap)
-    model = Model(window, interval, cap)
+    settling queue, settling requests wait for a pause (quiet), within the cap."""
+    q = QueueState(batch_window=window, min_interval=interval, settle_cap=cap, settle_quiet=quiet)
+    model = Model(window, interval, cap, quiet)
     now = 0.0
     for op, amount in steps:
         if op == "tick":

@@ -124,9 +124,9 @@ async def test_close_drops_what_was_to_come() -> None:
 
 
 async def test_a_settling_queue_waits_for_a_burst_to_pause() -> None:
-    """Whole-table clouds: the sync waits until the requests pause for the batch window,
+    """Whole-table clouds: the sync waits until the requests pause (``settle_quiet``),
     so a burst is one sync, not one for its first request and one for the rest."""
-    q = CoalescingQueue(batch_window=0.5, min_interval=10.0, settle_cap=10.0)
+    q = CoalescingQueue(batch_window=0.5, min_interval=10.0, settle_cap=10.0, settle_quiet=0.5)
     loop = asyncio.get_running_loop()
     for _ in range(40):
         q.request(settle=True)
@@ -139,7 +139,7 @@ async def test_a_settling_queue_waits_for_a_burst_to_pause() -> None:
 
 async def test_a_settling_queue_writes_a_steady_stream_at_the_cap() -> None:
     """Requests that never pause wait no longer than the cap after the first of them."""
-    q = CoalescingQueue(batch_window=0.5, min_interval=10.0, settle_cap=10.0)
+    q = CoalescingQueue(batch_window=0.5, min_interval=10.0, settle_cap=10.0, settle_quiet=0.5)
     loop = asyncio.get_running_loop()
     claims: list[float] = []
 
@@ -166,7 +166,10 @@ async def test_settling_is_only_for_a_settling_queue_and_settling_requests() -> 
     loop = asyncio.get_running_loop()
     for queue, settle in (
         (CoalescingQueue(batch_window=0.5, min_interval=10.0), True),
-        (CoalescingQueue(batch_window=0.5, min_interval=10.0, settle_cap=10.0), False),
+        (
+            CoalescingQueue(batch_window=0.5, min_interval=10.0, settle_cap=10.0, settle_quiet=0.5),
+            False,
+        ),
     ):
         started = loop.time()
         queue.request(settle=settle)
@@ -176,7 +179,7 @@ async def test_settling_is_only_for_a_settling_queue_and_settling_requests() -> 
 
 async def test_settling_never_cuts_a_backoff_short() -> None:
     """A retry's wait holds whatever settling requests come meanwhile."""
-    q = CoalescingQueue(batch_window=0.5, settle_cap=10.0)
+    q = CoalescingQueue(batch_window=0.5, settle_cap=10.0, settle_quiet=0.5)
     loop = asyncio.get_running_loop()
     q.retry_after(30.0)
     await asyncio.sleep(1)
