@@ -17,9 +17,10 @@ routectl meets the Nodes idle, as in a running cluster: its first (empty) sync i
 the batch write interval since it has passed. Nodes join spread over ``--join-seconds``
 (0: at once). A concurrent writer (an operator tagging the table) changes it just before
 each of the first ``--concurrent`` table writes: routectl's ``If-Match`` makes ARM refuse
-the stale write (412) and the change survives; the CCM's write overwrites it. Reported per mode: requests by kind, writes ARM carried
-out and writes it refused (412), concurrent changes lost, and the time from the first Node's
-creation until the last Node's route existed.
+the stale write (412) and the change survives; the CCM's write overwrites it. Reported per
+mode: requests by kind, writes ARM carried out and writes it refused (412), concurrent
+changes lost, and the time from the first Node's creation until the last Node's route
+existed.
 
     python providers/azure/benchmarks/azure_scale_up.py --nodes 400 [--modes batched,ccm]
         [--json out]
@@ -112,11 +113,18 @@ def concurrent_writer(cloud: FakeArm, count: int) -> list[str]:
 
 
 async def join(api: FakeApiServer, nodes: int, seconds: float) -> None:
-    """Create the Nodes, spread over ``seconds``."""
-    for index in range(nodes):
-        api.create_node(node(index))
-        if seconds:
-            await asyncio.sleep(seconds / nodes)
+    """Create the Nodes, spread evenly over ``seconds``."""
+    await on_schedule(nodes, seconds, lambda index: api.create_node(node(index)))
+
+
+async def on_schedule(count: int, seconds: float, make: Callable[[int], object]) -> None:
+    """``make(i)`` at ``i * seconds / count`` from now (each on time, however long the ones
+    before took: the join lasts ``seconds``, not that plus every step's overhead)."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for index in range(count):
+        await asyncio.sleep(max(0.0, start + index * seconds / count - loop.time()))
+        make(index)
 
 
 async def run_routectl(
@@ -288,11 +296,11 @@ async def run_ccm(  # noqa: PLR0915 -- the CCM model reads best as one piece
             await asyncio.sleep(10)
 
     async def joining() -> None:
-        for index in range(nodes):
+        def make(index: int) -> None:
             api.create_node(node(index))
             created[0] = index + 1
-            if join_seconds:
-                await asyncio.sleep(join_seconds / nodes)
+
+        await on_schedule(nodes, join_seconds, make)
 
     loop = asyncio.get_running_loop()
     tasks = [asyncio.create_task(updater()), asyncio.create_task(route_controller())]
