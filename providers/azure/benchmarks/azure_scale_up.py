@@ -26,7 +26,8 @@ existed.
         [--json out]
 
 Needs ``routectl-sim`` and ``routectl-azure[test]``. Real time: the per-route mode is paced
-by the bucket (two requests a second, four requests a route), about 13 minutes for 400.
+by the bucket (two requests a second, about three requests a route), about 10 minutes for
+400.
 """
 
 from __future__ import annotations
