@@ -282,15 +282,14 @@ class CloudGate:
             timeout = self.fence.admit(timeout=timeout, what=operation, error=CloudWriteFencedError)
         try:
             async with asyncio.timeout(timeout) as scope:
-                waits = CALL_WAITS.set(
-                    _Deadline(
-                        scope, fence=self.fence if operation in WRITES else None, what=operation
-                    )
-                )
+                fence = self.fence if operation in WRITES else None
+                deadline = _Deadline(scope, fence=fence, what=operation)
+                waits = CALL_WAITS.set(deadline)
                 try:
                     return await fn()
                 finally:
                     CALL_WAITS.reset(waits)
+                    deadline.close()
         except TimeoutError:
             if operation in WRITES:
                 self.fence.cut_off()
@@ -377,11 +376,16 @@ class _Deadline:
         self._what = what
         self._waiting = 0
         self._left = 0.0
+        self._closed = False
+
+    def close(self) -> None:
+        """The attempt is over: a task it started that still spends changes nothing."""
+        self._closed = True
 
     def stop(self) -> None:
         """A request starts waiting: keep the time left, stop the clock."""
         self._waiting += 1
-        if self._waiting > 1 or self._scope.expired():
+        if self._waiting > 1 or self._closed or self._scope.expired():
             return
         when = self._scope.when()
         now = asyncio.get_running_loop().time()
@@ -392,7 +396,7 @@ class _Deadline:
         """The last waiting request is done waiting: the clock runs again with the time
         left, cut to the lease for a write about to be sent (refused if it is over)."""
         self._waiting -= 1
-        if self._waiting > 0 or self._scope.expired():
+        if self._waiting > 0 or self._closed or self._scope.expired():
             return
         loop = asyncio.get_running_loop()
         left = self._left

@@ -523,3 +523,26 @@ async def test_a_write_that_waited_for_the_budget_never_outlives_the_lease() -> 
         await creating
     assert [c.operation for c in cloud.calls] == ["create"]
     assert 20.0 <= loop.time() <= 25.0
+
+
+class Lingering(FakeProvider):
+    """A plugin whose create starts a task that spends the budget after the call is over
+    (a shared look-up, a prefetch): it inherits the call's context."""
+
+    later: asyncio.Task[None] | None = None
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        assert self.budget is not None
+        self.later = asyncio.create_task(self.budget.spend("late"))
+        await super().create_route(route, name_hint=name_hint)
+
+
+async def test_a_task_that_outlives_its_call_spends_as_any_other() -> None:
+    """A request of a task the call started, made after the call ended, just waits."""
+    budget = Budget(qps=1.0, burst=1, max_pause=60.0, wall_clock=EPOCH_CLOCK)
+    plugin = Lingering(cluster_name="c", options={}, cloud=FakeCloud(), budget=budget)
+    provider = gated(plugin, CallPolicy(timeout=30.0, max_attempts=1), budget=budget)
+    await provider.create_route(route(1), name_hint="h")
+    assert plugin.later is not None
+    await plugin.later
+    assert budget.requests["late"] == 1
