@@ -14,6 +14,10 @@
   :class:`routectl.provider.RequestBudget`) and :meth:`Budget.spend` before *every* HTTP
   request they make: pages, polls and look-ups included. The gate then takes no token of
   its own. A plugin whose factory takes no budget is paced per call by the gate instead.
+* the wait for the budget is not the cloud's time: while a request of a gated call waits
+  (for a token or out a pause), the call's timeout is stopped (:data:`CALL_WAITS`, set by
+  the gate for each attempt, hears :meth:`CallWaits.stop` and :meth:`CallWaits.resume`),
+  so creates queued behind the bucket do not time out before they are sent;
 * :meth:`Budget.pause` holds every request back when a cloud asks for it (retry-after), up
   to ``max_pause``: a hint of an hour, or a date years ahead, never stalls routectl for
   longer. A pause is said at WARNING (what the cloud asked, what routectl does) and shown
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import datetime
 import logging
 import math
@@ -73,6 +78,25 @@ class _Ignore:
 IGNORE: BudgetObserver = _Ignore()
 
 
+class CallWaits(Protocol):
+    """Hears when a request of the running call waits for the budget, and when it stops."""
+
+    def stop(self) -> None:
+        """A request starts waiting: the call's clock stops."""
+        ...
+
+    def resume(self, *, sending: bool) -> None:
+        """The request is done waiting: it is now sent (``sending``; this may refuse it
+        by raising), or it was cancelled while waiting."""
+        ...
+
+
+CALL_WAITS: contextvars.ContextVar[CallWaits | None] = contextvars.ContextVar(
+    "routectl_call_waits", default=None
+)
+"""The call the current task's requests belong to (set by the gate per attempt)."""
+
+
 class Budget:
     """The token bucket and the pause every cloud request passes."""
 
@@ -108,6 +132,25 @@ class Budget:
                 self._bucket.start_empty(at=now)
             elif quiet is not None:  # else: nobody spent before us, the bucket starts full
                 self._bucket.start_empty(at=min(now, quiet))
+        call = CALL_WAITS.get()
+        if call is not None:
+            call.stop()
+        try:
+            waited = await self._wait()
+        except BaseException:
+            if call is not None:
+                call.resume(sending=False)
+            raise
+        if call is not None:
+            call.resume(sending=True)
+        self.token_wait_seconds += waited
+        self._observer.token_wait(seconds=waited)
+        self.requests[operation] += 1
+        self._observer.request(operation=operation)
+
+    async def _wait(self) -> float:
+        """Wait out any pause, then for a token; the seconds spent waiting for the token."""
+        loop = asyncio.get_running_loop()
         # A pause may be extended while we wait: check again after each sleep.
         while (pause := self._paused_until - loop.time()) > _TICK:  # noqa: ASYNC110
             await asyncio.sleep(pause)
@@ -117,11 +160,7 @@ class Budget:
             await self._bucket.acquire()
         finally:
             self._observer.waiting(delta=-1)
-        waited = loop.time() - waited_from
-        self.token_wait_seconds += waited
-        self._observer.token_wait(seconds=waited)
-        self.requests[operation] += 1
-        self._observer.request(operation=operation)
+        return loop.time() - waited_from
 
     def start_quiet_since(self, moment: float | None) -> None:
         """Nothing was spent on the cloud's budget since loop time ``moment`` (None: ever).

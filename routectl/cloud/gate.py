@@ -10,6 +10,12 @@ budget, else one token per attempt here. Promises:
 * no write (create, delete, batch) starts unless the :class:`~routectl.cloud.fence.Fence` admits
   it, and its timeout never outlives the lease; a write cut off without an answer (timed out,
   cancelled) is reported to the fence, which then keeps the Lease from being released;
+* the per-attempt timeout bounds the cloud's time, not the wait for the budget: while a
+  plugin's request waits for a token (or out a pause), the attempt's clock is stopped, so
+  calls queued behind the bucket are not timed out before they are sent; when a write's
+  request is done waiting, the fence is asked again (a lease lost meanwhile refuses it
+  with :class:`~routectl.errors.CloudWriteFencedError`, nothing sent) and the rest of the
+  timeout is cut to what the lease still covers;
 * a cloud's retry-after pauses every request, capped (``--cloud-retry-after-cap``); a pause
   longer than the per-call backoff cap fails the call at once, so the sync fails visibly and
   the worker retries it when the pause is over, instead of the call hanging silently;
@@ -44,7 +50,7 @@ from typing import TypeVar, cast
 import tenacity
 
 from routectl.cidr import canonical
-from routectl.cloud.budget import Budget
+from routectl.cloud.budget import CALL_WAITS, Budget
 from routectl.cloud.fence import Fence
 from routectl.cloud.policy import NO_OBSERVER, CallObserver, CallPolicy, CallStatistics
 from routectl.config.syntax import format_duration
@@ -275,8 +281,15 @@ class CloudGate:
         if operation in WRITES:
             timeout = self.fence.admit(timeout=timeout, what=operation, error=CloudWriteFencedError)
         try:
-            async with asyncio.timeout(timeout):
-                return await fn()
+            async with asyncio.timeout(timeout) as scope:
+                fence = self.fence if operation in WRITES else None
+                deadline = _Deadline(scope, fence=fence, what=operation)
+                waits = CALL_WAITS.set(deadline)
+                try:
+                    return await fn()
+                finally:
+                    CALL_WAITS.reset(waits)
+                    deadline.close()
         except TimeoutError:
             if operation in WRITES:
                 self.fence.cut_off()
@@ -351,6 +364,49 @@ class CloudGate:
         if isinstance(exc, ProviderThrottledError) and exc.retry_after:
             delay = max(delay, exc.retry_after)
         return delay
+
+
+class _Deadline:
+    """One attempt's timeout, stopped while its requests wait for the budget; a write's
+    fence asked again when they are done waiting (see the module's promises)."""
+
+    def __init__(self, scope: asyncio.Timeout, *, fence: Fence | None, what: str) -> None:
+        self._scope = scope
+        self._fence = fence
+        self._what = what
+        self._waiting = 0
+        self._left = 0.0
+        self._closed = False
+
+    def close(self) -> None:
+        """The attempt is over: a task it started that still spends changes nothing."""
+        self._closed = True
+
+    def stop(self) -> None:
+        """A request starts waiting: keep the time left, stop the clock."""
+        self._waiting += 1
+        if self._waiting > 1 or self._closed or self._scope.expired():
+            return
+        when = self._scope.when()
+        now = asyncio.get_running_loop().time()
+        self._left = math.inf if when is None else max(0.0, when - now)
+        self._scope.reschedule(None)
+
+    def resume(self, *, sending: bool) -> None:
+        """The last waiting request is done waiting: the clock runs again with the time
+        left, cut to the lease for a write about to be sent (refused if it is over)."""
+        self._waiting -= 1
+        if self._waiting > 0 or self._closed or self._scope.expired():
+            return
+        loop = asyncio.get_running_loop()
+        left = self._left
+        if sending and self._fence is not None:
+            try:
+                left = self._fence.admit(timeout=left, what=self._what, error=CloudWriteFencedError)
+            except CloudWriteFencedError:
+                self._scope.reschedule(loop.time())  # whatever the plugin does with it
+                raise
+        self._scope.reschedule(None if math.isinf(left) else loop.time() + left)
 
 
 def _wait(seconds: float) -> str:

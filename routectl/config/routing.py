@@ -117,7 +117,8 @@ class RoutingOptions:
     )
     cloud_call_timeout: float = option(
         default=30.0, syntax=DURATION, check=above(0.0), group=CLOUD, commands=BOTH,
-        help="timeout of one cloud call",
+        help="timeout of one cloud call (the cloud's time: waiting for the request budget "
+        "does not count)",
     )
     cloud_max_attempts: int = option(
         default=4, check=at_least(1), group=CLOUD, commands=BOTH,
@@ -173,9 +174,12 @@ class RoutingOptions:
     )
     batch_write_interval: float = option(
         default=10.0, syntax=DURATION, check=at_least(0.0), group=SYNC,
-        help="with batched writes, syncs start no closer together than this",
+        help="with batched writes, syncs start no closer together than this, and a burst of "
+        "Node events settles first (until they pause for a tenth of this, or "
+        "--route-sync-batch-window if longer), at most this long",
     )
-    """So a burst of Node events becomes a few large writes rather than many small ones."""
+    """So a burst of Node events becomes a few large writes rather than many small ones: the
+    first Node of a burst does not get a table write of its own."""
     retry_failed_syncs: bool = option(
         default=True, group=SYNC,
         help="requeue failed syncs with backoff (upstream's watch mode does not)",

@@ -43,6 +43,9 @@ from routectl.sync.controller import Controller
 from routectl.sync.queue import CoalescingQueue
 
 logger = logging.getLogger("routectl")
+SETTLE_SHARE = 10
+"""With batch writes, Node events this share of ``--batch-write-interval`` apart (or closer)
+are one burst and settle into one write (see :func:`settle_quiet`)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,10 +156,16 @@ def build_sync(
     the settings turn it on (and then ``ipam_api`` is required)."""
     changes = Changes()
     min_interval = settings.min_sync_interval
+    settle_cap = None  # per-route writes: a Node change is written at once (leading edge)
     if settings.batch_writes and batch_capable(provider):
         min_interval = max(min_interval, settings.batch_write_interval)
+        settle_cap = settings.batch_write_interval  # a burst settles into one table write
     queue = CoalescingQueue(
-        batch_window=settings.batch_window, min_interval=min_interval, observer=metrics.workqueue
+        batch_window=settings.batch_window,
+        min_interval=min_interval,
+        settle_cap=settle_cap,
+        settle_quiet=settle_quiet(settings),
+        observer=metrics.workqueue,
     )
     lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
     status = NodeStatus(
@@ -262,6 +271,13 @@ def build_service(
     )
 
 
+def settle_quiet(settings: Settings) -> float:
+    """How long Node events must pause before a batch write goes out: the batch window, or a
+    tenth of the batch write interval if longer (kubelets of a scale-up register a few
+    hundred milliseconds apart, and a burst is one table write, not one per pause)."""
+    return max(settings.batch_window, settings.batch_write_interval / SETTLE_SHARE)
+
+
 def _feed(
     changes: Changes, queue: CoalescingQueue, *, watch_mode: bool, ipam: NodeIpam | None = None
 ) -> NodeHandler:
@@ -272,7 +288,7 @@ def _feed(
         changes.note(old, new, now=_loop_time())
         echo = ipam.note(old, new) if ipam is not None else False  # routed by the sync in flight
         if watch_mode and needs_sync(old, new) and not echo:
-            queue.request(trigger="node_change")
+            queue.request(trigger="node_change", settle=True)
 
     return feed
 

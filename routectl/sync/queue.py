@@ -1,7 +1,12 @@
 """A work queue for exactly one key: "the cluster's routes need a look".
 
 * a request while idle makes a sync due at once (the leading edge: a lone Node event never
-  waits for a window);
+  waits for a window), unless the queue *settles* (``settle_cap``, for clouds written a
+  whole table at a time) and the request asks to (``settle=True``, a Node change): then the
+  sync waits until requests pause for ``settle_quiet`` (the trailing edge), never more than
+  ``settle_cap`` after the first of them, so a burst of Nodes is one write and not a
+  write for its first Node and one for the rest; a lone change waits one ``settle_quiet``.
+  Settling only ever makes a sync later (a backoff or the minimum interval still hold);
 * requests during a sync, or within ``batch_window`` after one ended, coalesce into exactly
   one more sync, due ``batch_window`` after the first of them (or after the end): batching
   happens under load, never in front of a lone event;
@@ -50,6 +55,10 @@ class QueueState:
 
     batch_window: float = 0.0
     min_interval: float = 0.0
+    settle_cap: float | None = None
+    """Settling requests wait for a pause of ``settle_quiet``, at most this long after the
+    first of them; None: no settling (the leading edge for every request)."""
+    settle_quiet: float = 0.0
     dirty: bool = False
     running: bool = False
     due: float = 0.0
@@ -62,12 +71,18 @@ class QueueState:
     delayed: dict[str, Delayed] = dataclasses.field(default_factory=dict)
     """Requests that arrive later, by key."""
 
-    def request(self, *, now: float, trigger: str, fresh_listing: bool = False) -> None:
-        """Ask for a sync; coalesces with any sync already due."""
+    def request(
+        self, *, now: float, trigger: str, fresh_listing: bool = False, settle: bool = False
+    ) -> None:
+        """Ask for a sync; coalesces with any sync already due. A settling request (when
+        the queue settles) pushes the sync to ``settle_quiet`` after it, within the cap."""
         if not self.dirty:
             self.dirty = True
             self.requested_at = now
             self.due = max(self.due, self._first_due(now), self._earliest())
+        if settle and self.settle_cap is not None:
+            cap = self.requested_at + self.settle_cap
+            self.due = max(self.due, min(now + self.settle_quiet, cap))
         self.triggers.add(trigger)
         self.requests += 1
         self.fresh_listing |= fresh_listing
@@ -195,9 +210,16 @@ class CoalescingQueue:
         *,
         batch_window: float,
         min_interval: float = 0.0,
+        settle_cap: float | None = None,
+        settle_quiet: float = 0.0,
         observer: QueueObserver | None = None,
     ) -> None:
-        self.state = QueueState(batch_window=batch_window, min_interval=min_interval)
+        self.state = QueueState(
+            batch_window=batch_window,
+            min_interval=min_interval,
+            settle_cap=settle_cap,
+            settle_quiet=settle_quiet,
+        )
         self._changed = asyncio.Event()
         self.arrived = asyncio.Event()
         """Set by every :meth:`request`: a sync that is writing may clear it and wait on it
@@ -208,10 +230,15 @@ class CoalescingQueue:
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
 
-    def request(self, *, trigger: str = "node_change", fresh_listing: bool = False) -> None:
-        """Ask for a sync (cheap, synchronous: called from informer callbacks)."""
+    def request(
+        self, *, trigger: str = "node_change", fresh_listing: bool = False, settle: bool = False
+    ) -> None:
+        """Ask for a sync (cheap, synchronous: called from informer callbacks); ``settle``:
+        let a burst of such requests settle first, if the queue settles."""
         was_dirty = self.state.dirty
-        self.state.request(now=self._now(), trigger=trigger, fresh_listing=fresh_listing)
+        self.state.request(
+            now=self._now(), trigger=trigger, fresh_listing=fresh_listing, settle=settle
+        )
         if not was_dirty:
             self._observer.added()
         self._changed.set()

@@ -118,6 +118,49 @@ async def test_whole_table_cloud_gets_few_large_writes(cluster: Cluster) -> None
     )
 
 
+async def join_later(cluster: Cluster, indexes: range, *, every: float) -> None:
+    """Nodes ``indexes`` join ``every`` seconds apart."""
+    for i in indexes:
+        await asyncio.sleep(every)
+        cluster.server.create_node(node_object(f"n{i}", f"10.244.{i}.0/24"))
+
+
+async def test_a_burst_on_an_idle_whole_table_cloud_is_one_write(cluster: Cluster) -> None:
+    """Nodes that join together on an idle service settle into one table write: the first
+    of them does not get a write of its own, and the write comes once the events pause for
+    a tenth of the batch write interval (1 s; longer than the 0.5 s batch window)."""
+    cluster.cloud = FakeCloud(CloudSettings(whole_table=True, write_latency=1.0))
+    running = await cluster.start()
+    await eventually(lambda: running.service.controller.syncs >= 1)
+    await asyncio.sleep(60)  # idle: the last sync is long past the batch write interval
+    loop = asyncio.get_running_loop()
+    for i in range(12):  # 0.7 s apart, as kubelets of a scale-up register
+        cluster.server.create_node(node_object(f"n{i}", f"10.244.{i}.0/24"))
+        await asyncio.sleep(0.7)
+    last_join = loop.time() - 0.7
+    await eventually(lambda: len(cluster.routes()) == 12)
+    assert cluster.cloud.batches == 1
+    # settled 1 s after the last join, then one 1 s write: sooner than the batch write
+    # interval (10 s) after the first join
+    assert loop.time() - last_join < 3.0
+
+
+async def test_a_burst_on_a_per_route_cloud_is_written_at_once(cluster: Cluster) -> None:
+    """Per-route clouds keep the leading edge: the first Node of a burst is written at once,
+    not after the burst."""
+    running = await cluster.start()
+    await eventually(lambda: running.service.controller.syncs >= 1)
+    await asyncio.sleep(60)
+    loop = asyncio.get_running_loop()
+    first_join = loop.time()
+    cluster.server.create_node(node_object("n0", "10.244.0.0/24"))
+    burst = asyncio.create_task(join_later(cluster, range(1, 20), every=0.1))
+    await eventually(lambda: ("n0", "10.244.0.0/24") in cluster.routes(), step=0.01)
+    assert loop.time() - first_join < 1.5  # one write (1 s), no settling in front of it
+    await burst
+    await eventually(lambda: len(cluster.routes()) == 20)
+
+
 async def test_batch_writes_can_be_turned_off(cluster: Cluster) -> None:
     """--batch-writes=false writes route by route even to a whole-table cloud."""
     cluster.cloud = FakeCloud(CloudSettings(whole_table=True))

@@ -9,7 +9,9 @@ from routectl.sync.queue import QueueState
 TICK = 1e-6  # the queue treats a wait shorter than a clock tick as done (virtual clocks)
 
 steps = st.lists(
-    st.tuples(st.sampled_from(["request", "claim", "done", "retry", "tick"]), st.floats(0, 5)),
+    st.tuples(
+        st.sampled_from(["request", "settle", "claim", "done", "retry", "tick"]), st.floats(0, 5)
+    ),
     max_size=60,
 )
 
@@ -17,15 +19,17 @@ steps = st.lists(
 class Model:
     """What the queue promises, in the simplest terms: a reference to check it against."""
 
-    def __init__(self, window: float, interval: float) -> None:
-        self.window, self.interval = window, interval
+    def __init__(
+        self, window: float, interval: float, cap: float | None = None, quiet: float = 0.0
+    ) -> None:
+        self.window, self.interval, self.cap, self.quiet = window, interval, cap, quiet
         self.pending_since: float | None = None  # a request not yet covered by a claim
         self.hold_until = 0.0  # the batch window (or backoff) that request must wait out
         self.running = False
         self.last_end: float | None = None
         self.starts: list[float] = []
 
-    def requested(self, now: float, *, delay: float = 0.0) -> None:
+    def requested(self, now: float, *, delay: float = 0.0, settle: bool = False) -> None:
         if self.pending_since is None:
             self.pending_since = now
             idle = not self.running and (
@@ -38,6 +42,10 @@ class Model:
             else:
                 self.hold_until = (self.last_end or now) + self.window
         self.hold_until = max(self.hold_until, now + delay)
+        if settle and self.cap is not None:  # until requests pause, within the cap
+            self.hold_until = max(
+                self.hold_until, min(now + self.quiet, self.pending_since + self.cap)
+            )
 
     def claimed(self, now: float) -> None:
         assert not self.running, "two syncs at once"
@@ -55,12 +63,21 @@ class Model:
 
 
 @settings(max_examples=500, deadline=None)
-@given(steps=steps, window=st.floats(0, 3), interval=st.floats(0, 10))
-def test_queue_never_loses_a_request_and_never_overlaps(steps, window, interval) -> None:
+@given(
+    steps=steps,
+    window=st.floats(0, 3),
+    interval=st.floats(0, 10),
+    cap=st.none() | st.floats(0, 10),
+    quiet=st.floats(0, 3),
+)
+def test_queue_never_loses_a_request_and_never_overlaps(
+    steps, window, interval, cap, quiet
+) -> None:
     """Every request is followed by a sync claimed after it; syncs never overlap or crowd;
-    a request on an idle queue is not held back, others wait out the batch window."""
-    q = QueueState(batch_window=window, min_interval=interval)
-    model = Model(window, interval)
+    a request on an idle queue is not held back, others wait out the batch window; on a
+    settling queue, settling requests wait for a pause (quiet), within the cap."""
+    q = QueueState(batch_window=window, min_interval=interval, settle_cap=cap, settle_quiet=quiet)
+    model = Model(window, interval, cap, quiet)
     now = 0.0
     for op, amount in steps:
         if op == "tick":
@@ -68,6 +85,9 @@ def test_queue_never_loses_a_request_and_never_overlaps(steps, window, interval)
         elif op == "request":
             q.request(now=now, trigger="node_change")
             model.requested(now)
+        elif op == "settle":
+            q.request(now=now, trigger="node_change", settle=True)
+            model.requested(now, settle=True)
         elif op == "retry":
             q.retry_after(now=now, delay=amount, trigger="retry")
             model.requested(now, delay=amount)

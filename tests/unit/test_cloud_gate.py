@@ -457,3 +457,92 @@ async def test_a_huge_retry_after_is_said_in_words(asked: float, said: str) -> N
     assert said in str(caught.value)
     assert "inf" not in str(caught.value)
     assert "e+" not in str(caught.value)
+
+
+def paced(cloud: FakeCloud, budget: Budget, *, fence: Fence | None = None, **policy) -> CloudGate:
+    """A gate over a plugin that spends ``budget`` on each of its own requests."""
+    provider = FakeProvider(cluster_name="c", options={}, cloud=cloud, budget=budget)
+    return gated(provider, CallPolicy(**policy), budget=budget, fence=fence)
+
+
+async def test_the_call_timeout_bounds_the_cloud_not_the_wait_for_the_budget() -> None:
+    """60 creates at once behind a bucket of one request a second: the last waits a minute
+    for its token, twice the call timeout, and none of them times out."""
+    cloud = FakeCloud(CloudSettings(write_latency=1.0))
+    budget = Budget(qps=1.0, burst=1, max_pause=60.0, wall_clock=EPOCH_CLOCK)
+    provider = paced(cloud, budget, timeout=30.0, max_attempts=1)
+    loop = asyncio.get_running_loop()
+    await asyncio.gather(*(provider.create_route(route(i), name_hint="h") for i in range(60)))
+    assert provider.statistics().count("create", "timeout") == 0
+    assert len(cloud.routes("c")) == 60
+    assert loop.time() >= 59.0
+
+
+async def test_the_call_timeout_still_bounds_the_cloud_after_a_wait_for_the_budget() -> None:
+    """A write that hangs after waiting 20 s for its token times out 10 s later."""
+    cloud = FakeCloud()
+    cloud.fail_next("create", Fault(hang=True))
+    budget = Budget(qps=0.05, burst=1, max_pause=60.0, wall_clock=EPOCH_CLOCK)  # drained
+    provider = paced(cloud, budget, timeout=10.0, max_attempts=1)
+    loop = asyncio.get_running_loop()
+    with pytest.raises(ProviderTimeoutError):
+        await provider.create_route(route(1), name_hint="h")
+    assert loop.time() == pytest.approx(30.0)
+
+
+async def test_a_write_that_waited_for_the_budget_asks_the_fence_again() -> None:
+    """The lease lost while a write waits for its token: the write is never sent."""
+    cloud = FakeCloud()
+    budget = Budget(qps=0.05, burst=1, max_pause=60.0, wall_clock=EPOCH_CLOCK)  # token at 20 s
+    fence = Fence(open_=False)
+    loop = asyncio.get_running_loop()
+    fence.grant(loop.time() + 15.0)
+    provider = paced(cloud, budget, fence=fence, timeout=10.0, max_attempts=1)
+    creating = asyncio.create_task(provider.create_route(route(1), name_hint="h"))
+    await asyncio.sleep(5.0)
+    fence.revoke()
+    with pytest.raises(CloudWriteFencedError):
+        await creating
+    assert [c.operation for c in cloud.calls] == []
+    assert provider.statistics().count("create", "fenced") == 1
+
+
+async def test_a_write_that_waited_for_the_budget_never_outlives_the_lease() -> None:
+    """A lease renewed while the write waits lets it go; a hang is cut at the lease's end."""
+    cloud = FakeCloud()
+    cloud.fail_next("create", Fault(hang=True))
+    budget = Budget(qps=0.05, burst=1, max_pause=60.0, wall_clock=EPOCH_CLOCK)  # token at 20 s
+    fence = Fence(open_=False)
+    loop = asyncio.get_running_loop()
+    fence.grant(loop.time() + 15.0)
+    provider = paced(cloud, budget, fence=fence, timeout=30.0, max_attempts=1)
+    creating = asyncio.create_task(provider.create_route(route(1), name_hint="h"))
+    await asyncio.sleep(5.0)
+    fence.grant(loop.time() + 20.0)  # renewed: valid until 25 s
+    with pytest.raises(ProviderTimeoutError):
+        await creating
+    assert [c.operation for c in cloud.calls] == ["create"]
+    assert 20.0 <= loop.time() <= 25.0
+
+
+class Lingering(FakeProvider):
+    """A plugin whose create starts a task that spends the budget after the call is over
+    (a shared look-up, a prefetch): it inherits the call's context."""
+
+    later: asyncio.Task[None] | None = None
+
+    async def create_route(self, route: Route, *, name_hint: str) -> None:
+        assert self.budget is not None
+        self.later = asyncio.create_task(self.budget.spend("late"))
+        await super().create_route(route, name_hint=name_hint)
+
+
+async def test_a_task_that_outlives_its_call_spends_as_any_other() -> None:
+    """A request of a task the call started, made after the call ended, just waits."""
+    budget = Budget(qps=1.0, burst=1, max_pause=60.0, wall_clock=EPOCH_CLOCK)
+    plugin = Lingering(cluster_name="c", options={}, cloud=FakeCloud(), budget=budget)
+    provider = gated(plugin, CallPolicy(timeout=30.0, max_attempts=1), budget=budget)
+    await provider.create_route(route(1), name_hint="h")
+    assert plugin.later is not None
+    await plugin.later
+    assert budget.requests["late"] == 1

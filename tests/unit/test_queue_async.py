@@ -121,3 +121,69 @@ async def test_close_drops_what_was_to_come() -> None:
     q.request_after(1.0, key="later")
     q.close()
     assert await q.claim() is None
+
+
+async def test_a_settling_queue_waits_for_a_burst_to_pause() -> None:
+    """Whole-table clouds: the sync waits until the requests pause (``settle_quiet``),
+    so a burst is one sync, not one for its first request and one for the rest."""
+    q = CoalescingQueue(batch_window=0.5, min_interval=10.0, settle_cap=10.0, settle_quiet=0.5)
+    loop = asyncio.get_running_loop()
+    for _ in range(40):
+        q.request(settle=True)
+        await asyncio.sleep(0.1)
+    batch = await q.claim()
+    assert batch is not None
+    assert batch.requests == 40
+    assert loop.time() == pytest.approx(4.0 + 0.4)  # the last request at 3.9, then 0.5 quiet
+
+
+async def test_a_settling_queue_writes_a_steady_stream_at_the_cap() -> None:
+    """Requests that never pause wait no longer than the cap after the first of them."""
+    q = CoalescingQueue(batch_window=0.5, min_interval=10.0, settle_cap=10.0, settle_quiet=0.5)
+    loop = asyncio.get_running_loop()
+    claims: list[float] = []
+
+    async def worker() -> None:
+        while (batch := await q.claim()) is not None:
+            claims.append(loop.time())
+            assert batch.requests > 0
+            q.done()
+
+    task = asyncio.create_task(worker())
+    for _ in range(250):  # a request every 0.1 s for 25 s
+        q.request(settle=True)
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(11)
+    q.close()
+    await task
+    # each sync at the cap after the first request it takes (the one after the last claim)
+    assert claims == [pytest.approx(t, abs=0.11) for t in (10.0, 20.0, 30.0)]
+
+
+async def test_settling_is_only_for_a_settling_queue_and_settling_requests() -> None:
+    """Per-route clouds (no cap) keep the leading edge, and so does a request that does not
+    ask to settle (the service's first sync)."""
+    loop = asyncio.get_running_loop()
+    for queue, settle in (
+        (CoalescingQueue(batch_window=0.5, min_interval=10.0), True),
+        (
+            CoalescingQueue(batch_window=0.5, min_interval=10.0, settle_cap=10.0, settle_quiet=0.5),
+            False,
+        ),
+    ):
+        started = loop.time()
+        queue.request(settle=settle)
+        assert await queue.claim() is not None
+        assert loop.time() == started
+
+
+async def test_settling_never_cuts_a_backoff_short() -> None:
+    """A retry's wait holds whatever settling requests come meanwhile."""
+    q = CoalescingQueue(batch_window=0.5, settle_cap=10.0, settle_quiet=0.5)
+    loop = asyncio.get_running_loop()
+    q.retry_after(30.0)
+    await asyncio.sleep(1)
+    q.request(settle=True)
+    batch = await q.claim()
+    assert batch is not None
+    assert loop.time() == pytest.approx(30.0)

@@ -166,8 +166,10 @@ async def test_a_batch_is_one_read_and_one_write(fake: FakeArm) -> None:
     """Fifty creates and two deletes cost one table read and one whole-table PUT."""
     table = the_table(fake)
     as_the_ccm_writes(table, 2)
+    for index in range(10, 60):
+        fake.add_vm(GROUP, f"node-{index}", ip(index))
     provider = provider_for(fake)
-    listed = list(await provider.list_routes())
+    listed = list(await provider.list_routes())  # and the machines, cached
     fake.requests.clear()
     result = await provider.apply_routes(
         deletes=listed, creates=[(node_route(i), "uid") for i in range(10, 60)]
@@ -286,6 +288,7 @@ async def test_the_route_limit_is_terminal_and_named(fake: FakeArm) -> None:
 async def test_the_route_limit_holds_for_per_route_writes(fake: FakeArm) -> None:
     """batch-writes=false: the same limit, before any write."""
     as_the_ccm_writes(the_table(fake), 400)
+    fake.add_vm(GROUP, "node-450", ip(450))
     provider = provider_for(fake, **{"batch-writes": "false"})
     assert not provider.supports_batch
     with pytest.raises(ProviderTerminalError, match="at most 400"):
@@ -466,3 +469,63 @@ def test_entry_point_resolves() -> None:
     """The distribution registers ``azure`` in routectl's entry-point group."""
     factory: object = load_factory("azure")
     assert factory is AzureProvider
+
+
+@pytest.mark.looptime
+async def test_a_node_without_a_machine_waits_and_a_new_machine_does_not(fake: FakeArm) -> None:
+    """A batch writes the Nodes whose machines exist and fails, transiently, the create of
+    one whose machine is not there; a machine newer than the cached listing of interfaces
+    lists them again at once (a new Node waits for no cache), a missing one only once."""
+    provider = provider_for(fake)
+    result = await provider.apply_routes(
+        deletes=[],
+        creates=[(node_route(1), "uid"), (node_route(20), "uid"), (node_route(2), "uid")],
+    )
+    assert set(result.failed_creates) == {1}
+    failure = result.failed_creates[1]
+    assert type(failure) is ProviderError
+    assert "10.240.0.24" in str(failure)
+    assert {r["properties"]["addressPrefix"] for r in the_table(fake).routes} == {
+        "10.244.1.0/24",
+        "10.244.2.0/24",
+    }
+    nic_listings = fake.count("GET", "networkInterfaces")
+    assert nic_listings == 1  # one listing for the whole batch
+    await asyncio.sleep(5)
+    fake.add_vm(GROUP, "node-20", ip(20))
+    await provider.create_route(node_route(20), name_hint="uid")
+    assert fake.count("GET", "networkInterfaces") == nic_listings + 1
+    with pytest.raises(ProviderError) as caught:
+        await provider.create_route(node_route(21), name_hint="uid")
+    assert not isinstance(caught.value, ProviderTerminalError | RouteAlreadyExistsError)
+    assert fake.count("GET", "networkInterfaces") == nic_listings + 1
+    assert len(the_table(fake).routes) == 3
+
+
+async def test_without_blackhole_finding_no_machine_is_looked_up(fake: FakeArm) -> None:
+    """find-blackholes=false lists no interfaces, so it cannot tell: the route is written."""
+    provider = provider_for(fake, **{"find-blackholes": "false"})
+    await provider.create_route(node_route(20), name_hint="uid")
+    assert fake.count("GET", "networkInterfaces") == 0
+    assert len(the_table(fake).routes) == 1
+
+
+async def test_another_nodes_route_is_named_as_the_holder(fake: FakeArm) -> None:
+    """A create over another Node's route says which route holds the destination, in both
+    write modes, so routectl needs no listing to decide."""
+    as_the_ccm_writes(the_table(fake), 2)
+    taken = Route(
+        target_node="node-3",
+        destination_cidr="10.244.1.0/24",
+        target_node_addresses=node_route(3).target_node_addresses,
+    )
+    for mode in ("true", "false"):
+        provider = provider_for(fake, **{"batch-writes": mode})
+        with pytest.raises(RouteAlreadyExistsError) as caught:
+            await provider.create_route(taken, name_hint="uid")
+        assert caught.value.holder == Route(
+            target_node="node-1", destination_cidr="10.244.1.0/24", name="node-1____102441024"
+        )
+    result = await provider_for(fake).apply_routes(deletes=[], creates=[(taken, "uid")])
+    assert getattr(result.failed_creates[0], "holder", None) is not None
+    assert fake.writes == 0

@@ -19,6 +19,12 @@ Blackholes: a route whose next hop is no private IP of a network interface in
 blackhole; the interfaces are listed at most every ``cache-seconds``. With
 ``find-blackholes=false`` no interface is listed (as the Azure CCM, which never reports
 blackholes). An empty listing is taken as "unknown", never as "every machine is gone".
+
+Machines: the same listing keeps a route to a Node whose machine does not exist (yet) from
+being written: its create fails as a transient error (in a batch, that create alone), as
+the Azure CCM's CreateRoute fails while it cannot find the Node's VM; the machine may show
+up seconds later. A next hop the cached listing does not show lists the interfaces again
+(if the listing is older than :data:`RELIST_ON_MISS`), so a new Node waits for no cache.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from routectl_azure.table import (
     Raw,
     as_route,
     find_deleted,
+    hop_of,
     limit_error,
     node_of,
     place,
@@ -63,6 +70,9 @@ T = TypeVar("T")
 ATTEMPTS = 3
 """Whole-table writes tried per call when ARM answers 412 (the table changed under us)."""
 COMPUTE_API = "2024-07-01"
+RELIST_ON_MISS = 2.0
+"""Seconds a listing of interfaces must be old before a next hop it lacks lists them again
+(so many creates at once, or a Node whose machine is really missing, cost one listing)."""
 _log = logging.getLogger(__name__)
 if logging.getLogger("azure").level == logging.NOTSET:
     # azure-core logs each request and response header at INFO; routectl shows them at -v6.
@@ -139,6 +149,8 @@ class AzureProvider:
         """Route the CIDR to the Node's private IP, in a route named as the CCM names it."""
         del name_hint  # the CCM names routes by Node and CIDR
         new = wanted(route)
+        if await self._without_machine({hop_of(new)}):
+            raise _no_machine(route, hop_of(new), self.options.node_group)
         if not self.options.batch_writes:
             table = await self._read()
             where = place(table.routes, new)
@@ -187,17 +199,40 @@ class AzureProvider:
     ) -> BatchResult:
         """``deletes`` then ``creates`` in one whole-table write (none if nothing changes);
         each create that conflicts, lacks an address or does not fit is reported by index."""
+        refused = await self._refused_creates(creates)
+        kept = [index for index in range(len(creates)) if index not in refused]
         failed: dict[int, ProviderError] = {}
 
         def batch(routes: list[Raw]) -> list[Raw] | None:
             limit = self.options.route_limit
-            plan = plan_batch(routes, deletes=deletes, creates=creates, limit=limit)
+            plan = plan_batch(
+                routes, deletes=deletes, creates=[creates[i] for i in kept], limit=limit
+            )
             failed.clear()
-            failed.update(plan.failed_creates)
+            failed.update(refused)
+            failed.update({kept[i]: exc for i, exc in plan.failed_creates.items()})
             return plan.routes if plan.changed else None
 
         await self._whole(batch)
         return BatchResult(failed_creates=dict(failed))
+
+    async def _refused_creates(
+        self, creates: Sequence[tuple[Route, str]]
+    ) -> dict[int, ProviderError]:
+        """The creates of a batch whose Node has no machine (yet), by index."""
+        hops: dict[int, str] = {}
+        for index, (route, _hint) in enumerate(creates):
+            try:
+                hops[index] = hop_of(wanted(route))
+            except ProviderError:
+                continue  # no address: the batch's plan reports it
+        missing = await self._without_machine(set(hops.values()))
+        group = self.options.node_group
+        return {
+            index: _no_machine(creates[index][0], hop, group)
+            for index, hop in hops.items()
+            if hop in missing
+        }
 
     async def aclose(self) -> None:
         """Close the client and the credential; calling it again does nothing."""
@@ -320,13 +355,26 @@ class AzureProvider:
 
     # -- machines ---------------------------------------------------------------------------
 
-    async def _live_ips(self) -> frozenset[str] | None:
+    async def _without_machine(self, hops: Collection[str]) -> frozenset[str]:
+        """The next hops among ``hops`` no machine holds (none when that is unknown: with
+        ``find-blackholes=false``, or an empty listing of interfaces)."""
+        if not hops or not self.options.find_blackholes:
+            return frozenset()
+        live = await self._live_ips()
+        if live is not None and not set(hops) <= live:
+            live = await self._live_ips(max_age=min(RELIST_ON_MISS, self.options.cache_seconds))
+        return frozenset() if live is None else frozenset(hops) - live
+
+    async def _live_ips(self, *, max_age: float | None = None) -> frozenset[str] | None:
         """Private IPs of every network interface in the Nodes' resource group (VMs, flexible
-        and uniform scale sets), listed at most every ``cache-seconds``; None if none."""
+        and uniform scale sets), listed at most every ``cache-seconds`` (or ``max_age``);
+        None if none."""
+        if max_age is None:
+            max_age = self.options.cache_seconds
         async with self._live_lock:
             now = asyncio.get_running_loop().time()
             stamp = self._live.stamp
-            if stamp is None or now - stamp >= self.options.cache_seconds:
+            if stamp is None or now - stamp >= max_age:
                 ips = await self._call("list network interfaces", self._list_ips)
                 self._live = _Live(ips=ips, stamp=now)
             return self._live.ips or None
@@ -363,3 +411,11 @@ class AzureProvider:
             ]
             url = page.get("nextLink")
         return names
+
+
+def _no_machine(route: Route, hop: str, group: str) -> ProviderError:
+    """The transient error of a create for a Node whose machine is not there (yet)."""
+    return ProviderError(
+        f"no network interface in resource group {group} has Node {route.target_node!r}'s "
+        f"private IP {hop} (yet): the route to {route.destination_cidr} waits for its machine"
+    )

@@ -155,7 +155,8 @@ def find_deleted(routes: Sequence[Raw], route: Route) -> int:
 def place(routes: Sequence[Raw], new: Raw) -> int | None:
     """Where ``new`` goes: None if the same route is there, the index of an older route of the
     same Node to replace (its address changed), or -1 to append. Raises on a conflict:
-    RouteAlreadyExistsError for another Node's route, ProviderTerminalError for a foreign one."""
+    RouteAlreadyExistsError for another Node's route (``holder``: that route, as listed
+    when its machine is not known to be gone), ProviderTerminalError for a foreign one."""
     name, prefix = str(new["name"]), prefix_of(new)
     for index, raw in enumerate(routes):
         same_name = str(raw.get("name") or "").lower() == name.lower()
@@ -169,7 +170,9 @@ def place(routes: Sequence[Raw], new: Raw) -> int | None:
                 f"this cluster's: routectl does not touch it, so it cannot route {prefix} here"
             )
         if not same_name:
-            raise RouteAlreadyExistsError(f"the route table routes {prefix} to Node {node!r}")
+            raise RouteAlreadyExistsError(
+                f"the route table routes {prefix} to Node {node!r}", holder=as_route(raw, None)
+            )
         if _same_prefix(prefix_of(raw), prefix) and hop_of(raw) == hop_of(new):
             return None
         return index
