@@ -4,8 +4,6 @@ passes, its mark must go).
 
 * "Already exists" must name the route that holds the destination (``holder``): the plugin
   raises RouteAlreadyExistsError without it, so routectl spends a listing to check.
-* A malformed answer must be one error naming the field: the plugin has no hook to feed its
-  fake one yet (it reads ARM's JSON through the SDK's models).
 * A Node whose machine is gone: the plugin writes the route without checking the next hop.
 """
 
@@ -20,9 +18,6 @@ __all__ = ["pytest_collection_modifyitems", "pytest_pyfunc_call"]
 KNOWN = {
     "test_create_over_another_nodes_route_raises_already_exists": (
         "the plugin's RouteAlreadyExistsError names no holder yet"
-    ),
-    "test_a_malformed_answer_is_one_error_naming_the_field": (
-        "no inject_malformed_answer hook for the fake ARM server yet"
     ),
     "test_a_node_without_a_machine_is_a_transient_error": (
         "a route to a Node without a NIC is written, not refused as transient"
