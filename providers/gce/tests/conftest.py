@@ -6,7 +6,6 @@ passes, its mark must go).
 * An error on any request of a call, and concurrent calls on one instance: a create retried
   while its insert operation still runs meets its own route name ("taken ... waiting for its
   delete") instead of adopting it; to be pinned down.
-* A malformed answer must be one error naming the field: no hook for the fake Compute API yet.
 * A create cancelled before its first request: the shared look-up it opened goes on, and the
   next create on the instance waits for it (bounded by the request's own timeout).
 """
@@ -23,9 +22,6 @@ _RETRY = "a retried create meets its own running insert's route name; to be pinn
 KNOWN = {
     "test_create_over_another_nodes_route_raises_already_exists": (
         "the plugin's RouteAlreadyExistsError names no holder yet"
-    ),
-    "test_a_malformed_answer_is_one_error_naming_the_field": (
-        "no inject_malformed_answer hook for the fake Compute API yet"
     ),
     "test_concurrent_calls_on_one_instance_do_not_disturb_each_other": _RETRY,
     "test_a_call_cancelled_half_way_leaves_cloud_and_instance_usable": (

@@ -48,6 +48,7 @@ from google.cloud import compute_v1
 from routectl.cidr import canonical, parse_cidr
 from routectl.errors import (
     ConfigError,
+    MalformedAnswerError,
     ProviderError,
     ProviderTerminalError,
     RouteAlreadyExistsError,
@@ -241,7 +242,7 @@ class GceProvider:
 
             page = await self._cloud.request("routes.list", send, before_send=before_send)
             before_send = None
-            found.extend(page.items)
+            found.extend(_checked(raw, f"items[{index}]") for index, raw in enumerate(page.items))
             token = page.next_page_token
             if not token:
                 return found
@@ -446,6 +447,27 @@ class GceProvider:
 
 class _OperationGoneError(ProviderError):
     """The API no longer knows the operation (they are kept for a while only)."""
+
+
+def _checked(raw: compute_v1.Route, where: str) -> compute_v1.Route:
+    """``raw`` if it has what every reader of a listed route needs (a name, a CIDR as its
+    ``destRange``); else a :class:`MalformedAnswerError` naming the field. The SDK reads
+    types by the API's schema, but leaves a field out as empty (a string where a route
+    object belongs comes out as a route with no fields at all)."""
+    if not raw.name:
+        raise MalformedAnswerError(
+            f"GCE routes.list: malformed answer: {where}.name is empty (a route has a name)",
+            field=f"{where}.name",
+        )
+    try:
+        parse_cidr(raw.dest_range)
+    except ValueError:
+        raise MalformedAnswerError(
+            f"GCE routes.list: malformed answer: {where}.destRange is {raw.dest_range!r:.60}, "
+            "expected a CIDR",
+            field=f"{where}.destRange",
+        ) from None
+    return raw
 
 
 def _codes(operation: compute_v1.Operation) -> set[str]:

@@ -30,7 +30,8 @@ through its REST transport:
 Faults: :meth:`FakeCompute.fail_next` answers the next matching request with an error
 (``rateLimitExceeded`` 403, 429, 5xx, ...), :meth:`FakeCompute.fail_next_operation` makes the
 next write's operation end in an error, :meth:`FakeCompute.lose_next_answer` carries out the
-next write and drops its answer. :attr:`FakeCompute.requests` logs ``METHOD path`` of every
+next write and drops its answer, :meth:`FakeCompute.garble_next` answers the next matching
+read with a body of the wrong shape. :attr:`FakeCompute.requests` logs ``METHOD path`` of every
 request received.
 """
 
@@ -40,7 +41,9 @@ import asyncio
 import collections
 import dataclasses
 import itertools
+import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -134,6 +137,7 @@ class FakeCompute:
         self._faults: collections.deque[_Fault] = collections.deque()
         self._operation_errors: collections.deque[tuple[str, str, int]] = collections.deque()
         self._lose_next: str | None = None
+        self._garble: list[tuple[str, Callable[[Any], Any] | str]] = []
         self._ids = itertools.count(1000)
         self._runner: web.AppRunner | None = None
 
@@ -208,6 +212,12 @@ class FakeCompute:
         """Carry out the next ``method`` request on routes, then drop the connection."""
         self._lose_next = method
 
+    def garble_next(self, path_part: str, edit: Callable[[Any], Any] | str) -> None:
+        """Answer the next ``GET`` whose path holds ``path_part`` with its JSON answer passed
+        through ``edit`` (a value of the wrong shape), or with ``edit`` itself as the body
+        when it is a string (an HTML page, an empty body), with status 200."""
+        self._garble.append((path_part, edit))
+
     def route_requests(self, method: str = "", part: str = "") -> int:
         """Requests received with ``method`` whose path holds ``part``."""
         return sum(1 for r in self.requests if r.startswith(method) and part in r)
@@ -262,6 +272,13 @@ class FakeCompute:
                 self._faults.remove(fault)
                 return _error(fault.status, fault.reason, fault.message, fault.headers)
         response = await handler(request)
+        for index, (part, edit) in enumerate(self._garble):
+            if request.method == "GET" and part in request.path:
+                del self._garble[index]
+                if isinstance(edit, str):
+                    return web.Response(text=edit, content_type="text/html")
+                text = response.text if isinstance(response, web.Response) else None
+                return web.json_response(edit(json.loads(text or "null")))
         lose = self._lose_next
         if lose == request.method and "/global/routes" in request.path and request.transport:
             self._lose_next = None
