@@ -77,10 +77,13 @@ class NodeStore:
 
     def unknown_views(self) -> list[NodeView]:
         """Unknown Nodes as views with nothing but their name and UID (for Events)."""
-        return [
-            NodeView(name=name, uid=exc.uid, pod_cidrs=(), addresses=())
-            for name, exc in sorted(self._unknown.items())
-        ]
+        return [view for name in sorted(self._unknown) if (view := self.unknown_view(name))]
+
+    def unknown_view(self, name: str) -> NodeView | None:
+        """The unknown Node ``name`` as a view with nothing but its name and UID, if it is
+        unknown."""
+        exc = self._unknown.get(name)
+        return None if exc is None else NodeView(name=name, uid=exc.uid, pod_cidrs=(), addresses=())
 
     def mark_unknown(self, exc: ImpossibleObjectError) -> bool:
         """Note the Node ``exc`` names as unknown; True when it was not already."""
@@ -305,8 +308,9 @@ class Informer:
                 if old != view:
                     self._on_change(old, view)
         elif kind == "DELETED":
-            old = self.store.remove(event.name)
-            if old is not None:
+            unknown = self.store.unknown_view(event.name)
+            old = self.store.remove(event.name) or unknown
+            if old is not None:  # an unknown Node's routes are stale now: plan them
                 self._on_change(old, None)
         return event.resource_version or None
 

@@ -205,3 +205,40 @@ def test_a_relist_replaces_the_unknown_nodes() -> None:
     store.mark_unknown(first)
     store.set_unknown([ImpossibleObjectError("Node b: spec is null", name="b")])
     assert list(store.unknown) == ["b"]
+
+
+class DeletedWhileUnknownSource(NeverReadableSource):
+    """Lists n1 with spec: null; the watch then deletes it."""
+
+    async def watch_node_events(
+        self, *, resource_version: str, timeout_seconds: int
+    ) -> AsyncIterator[NodeEvent]:
+        await asyncio.sleep(10)
+        yield decode_event(orjson.dumps({"type": "DELETED", "object": self.node(None, 11)}))
+        await asyncio.sleep(3600)
+
+
+async def test_an_unknown_node_deleted_is_a_change_so_its_routes_are_planned() -> None:
+    """Deleting an unknown Node hands its (name-only) view to on_change as removed: the sync
+    it asks for may now plan its routes away."""
+    seen: list[tuple[str | None, str | None]] = []
+    store = NodeStore()
+    informer = Informer(
+        kube=DeletedWhileUnknownSource(),
+        store=store,
+        on_change=lambda old, new: seen.append(
+            (old.name if old else None, new.name if new else None)
+        ),
+        on_relist=lambda reason: None,
+        rng=random.Random(1),
+        clock=lambda: asyncio.get_running_loop().time(),
+    )
+    task = asyncio.create_task(informer.run())
+    await asyncio.sleep(5)
+    assert list(store.unknown) == ["n1"]
+    assert seen == []  # becoming unknown changes no plan by itself
+    await asyncio.sleep(10)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert store.unknown == {}
+    assert seen == [("n1", None)]
