@@ -64,9 +64,10 @@ class ImpossibleObjectError(InvalidObjectError):
     """A Kubernetes object the API server never serves (``spec: null``, ``podCIDRs`` not a
     list): what it says is unknown, so what routectl last knew of it stands."""
 
-    def __init__(self, message: str, *, name: str) -> None:
+    def __init__(self, message: str, *, name: str, uid: str = "") -> None:
         super().__init__(message)
         self.name = name
+        self.uid = uid
 
 
 class LeadershipLostError(RoutectlError):

@@ -15,7 +15,7 @@ import socket
 import ssl
 import sys
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, TextIO
 
 from routectl.cidr import canonical
@@ -30,7 +30,7 @@ from routectl.cli.preview import (
     verdict_lines,
 )
 from routectl.config import Settings
-from routectl.errors import KubeError, ProviderError
+from routectl.errors import ImpossibleObjectError, InvalidObjectError, KubeError, ProviderError
 from routectl.ipam.core import Claim, Decision, Finding, parse_claim, rebuild
 from routectl.ipam.core.objects import CLAIM_SELECTOR
 from routectl.ipam.edge.step import pools_of
@@ -252,7 +252,7 @@ async def plan_once(
     out, err = out or sys.stdout, err or sys.stderr
     logging.disable(logging.CRITICAL)  # the one line below says what failed
     try:
-        nodes, routes, claims, tables = await _read_nodes_and_routes(settings)
+        nodes, routes, claims, tables, unknown = await _read_nodes_and_routes(settings)
     except KubeError as exc:
         return _failed(err, f"the Kubernetes API server: {exc}")
     except ProviderError as exc:
@@ -262,7 +262,7 @@ async def plan_once(
     ipam: tuple[Decision, list[Finding]] | None = None
     if settings.routectl_allocate_node_cidrs:
         ipam, nodes = _allocations(settings, nodes, routes, claims)
-    result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.route_cidrs)
+    result = plan(nodes=nodes, routes=routes, cluster_cidrs=settings.route_cidrs, unknown=unknown)
     verdict = guard(
         result,
         owned=result.owned_routes,
@@ -302,7 +302,13 @@ async def plan_once(
 
 async def _read_nodes_and_routes(
     settings: Settings,
-) -> tuple[list[NodeView], list[Route], list[Claim], Mapping[str, Collection[str]] | None]:
+) -> tuple[
+    list[NodeView],
+    list[Route],
+    list[Claim],
+    Mapping[str, Collection[str]] | None,
+    dict[str, str],
+]:
     metrics, sources = Metrics.create(), Sources.system()
     plugin = load_provider(settings, metrics=metrics, sources=sources)
     provider = gate(plugin, settings, metrics=metrics, sources=sources)
@@ -313,7 +319,7 @@ async def _read_nodes_and_routes(
         raise
     try:
         listing = await kube.list_nodes()
-        nodes = [parse_node(item) for item in listing.items]
+        nodes, unknown = _readable(listing.items)
         routes = list(await provider.list_routes())
         describe = getattr(plugin.provider, "route_tables", None)
         tables = await describe() if callable(describe) else None
@@ -325,7 +331,22 @@ async def _read_nodes_and_routes(
     finally:
         await provider.aclose()
         await kube.aclose()
-    return nodes, routes, claims, tables
+    return nodes, routes, claims, tables, unknown
+
+
+def _readable(items: Iterable[Any]) -> tuple[list[NodeView], dict[str, str]]:
+    """The Nodes that can be read, and those the API server never serves (unknown: their
+    routes are planned as the service plans them, left alone); others are left out."""
+    nodes: list[NodeView] = []
+    unknown: dict[str, str] = {}
+    for item in items:
+        try:
+            nodes.append(parse_node(item))
+        except ImpossibleObjectError as exc:
+            unknown[exc.name] = str(exc)
+        except InvalidObjectError:
+            continue
+    return nodes, unknown
 
 
 def _failed(err: TextIO, what: str) -> int:

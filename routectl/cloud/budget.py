@@ -20,8 +20,10 @@
   so creates queued behind the bucket do not time out before they are sent;
 * :meth:`Budget.pause` holds every request back when a cloud asks for it (retry-after), up
   to ``max_pause``: a hint of an hour, or a date years ahead, never stalls routectl for
-  longer. A pause is said at WARNING (what the cloud asked, what routectl does) and shown
-  by the observer as the Unix time until which calls are paused.
+  longer. A pause is said at WARNING (what the cloud asked, what routectl does), a short one
+  asked call after call (a second, say, or the default a plugin puts in place of a
+  negative hint) once a minute, the rest at DEBUG; and shown by the observer as the Unix
+  time until which calls are paused.
 
 Time is the running loop's clock (waits fast-forward in tests); the wall clock, injected,
 only turns a pause into a Unix time for the gauge.
@@ -47,6 +49,11 @@ _TICK = 1e-6
 """Waits shorter than this may end without the (virtual or coarse) clock moving."""
 _NEWS = 1.0
 """A pause that extends the current one by less than this is not worth a log line."""
+_SHORT = 10.0
+"""A pause shorter than this (a throttled cloud's usual second or two, or the plugin's
+default for a hint it could not use, such as a negative one) is said at WARNING at most
+once per :data:`_QUIET` seconds; the repeats are DEBUG lines, not one WARNING per call."""
+_QUIET = 60.0
 
 
 class BudgetObserver(Protocol):
@@ -119,6 +126,8 @@ class Budget:
         self._told = False
         """Told when the last spend before ours was; if not, the bucket starts drained."""
         self._paused_until = 0.0
+        self._said_at: float | None = None
+        """When a short pause was last said at WARNING (loop time)."""
         self.requests: collections.Counter[str] = collections.Counter()
         """Requests let through, by operation."""
         self.token_wait_seconds = 0.0
@@ -177,7 +186,8 @@ class Budget:
         """Hold every request back for ``asked`` seconds, capped; return the pause granted.
 
         A hint that is missing, negative or not a number pauses nothing; one longer than
-        ``max_pause`` is cut to it, and both are said in one WARNING.
+        ``max_pause`` is cut to it, and both are said in one WARNING. Short pauses asked
+        call after call are said at WARNING once a minute, the rest at DEBUG.
         """
         if asked is None or math.isnan(asked) or asked <= 0:
             return 0.0
@@ -186,7 +196,11 @@ class Budget:
         until = now + granted
         if until > self._paused_until + _NEWS:
             capped = " (--cloud-retry-after-cap)" if granted < asked else ""
-            logger.warning(
+            loud = granted >= _SHORT or self._said_at is None or now - self._said_at >= _QUIET
+            if loud:
+                self._said_at = now
+            logger.log(
+                logging.WARNING if loud else logging.DEBUG,
                 "The cloud asked routectl to wait %s before its next call (%s); holding every "
                 "cloud call back for %s%s",
                 _duration(asked),

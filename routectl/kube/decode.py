@@ -145,6 +145,7 @@ def view_of(record: NodeRecord) -> NodeView:
         raise ImpossibleObjectError(
             f"Node {meta.name}: spec is null, not an object, which the API server never serves",
             name=meta.name,
+            uid=meta.uid or "",
         )
     spec = _spec(record)
     status = record.status or _EMPTY_STATUS

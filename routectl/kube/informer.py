@@ -60,10 +60,40 @@ SHORT_WATCH = 1.0
 
 
 class NodeStore:
-    """The Nodes as last seen, by name; each write says what changed."""
+    """The Nodes as last seen, by name; each write says what changed.
+
+    Beside them, the Nodes that exist but were never seen readable (``spec: null``...):
+    *unknown*, by name, with why. A readable view of one, or its deletion, ends that.
+    """
 
     def __init__(self) -> None:
         self._nodes: dict[str, NodeView] = {}
+        self._unknown: dict[str, ImpossibleObjectError] = {}
+
+    @property
+    def unknown(self) -> Mapping[str, str]:
+        """Unknown Nodes by name: why each cannot be read (for the planner)."""
+        return {name: str(exc) for name, exc in self._unknown.items()}
+
+    def unknown_views(self) -> list[NodeView]:
+        """Unknown Nodes as views with nothing but their name and UID (for Events)."""
+        return [view for name in sorted(self._unknown) if (view := self.unknown_view(name))]
+
+    def unknown_view(self, name: str) -> NodeView | None:
+        """The unknown Node ``name`` as a view with nothing but its name and UID, if it is
+        unknown."""
+        exc = self._unknown.get(name)
+        return None if exc is None else NodeView(name=name, uid=exc.uid, pod_cidrs=(), addresses=())
+
+    def mark_unknown(self, exc: ImpossibleObjectError) -> bool:
+        """Note the Node ``exc`` names as unknown; True when it was not already."""
+        new = exc.name not in self._unknown
+        self._unknown[exc.name] = exc
+        return new
+
+    def set_unknown(self, found: Iterable[ImpossibleObjectError]) -> None:
+        """Make the unknown Nodes exactly ``found`` (a full list's)."""
+        self._unknown = {exc.name: exc for exc in found if exc.name not in self._nodes}
 
     def __len__(self) -> int:
         return len(self._nodes)
@@ -84,10 +114,12 @@ class NodeStore:
         """Store ``node``; return what was stored under its name before."""
         old = self._nodes.get(node.name)
         self._nodes[node.name] = node
+        self._unknown.pop(node.name, None)
         return old
 
     def remove(self, name: str) -> NodeView | None:
         """Forget ``name``; return what was stored."""
+        self._unknown.pop(name, None)
         return self._nodes.pop(name, None)
 
     def replace(self, nodes: Iterable[NodeView]) -> list[tuple[NodeView | None, NodeView | None]]:
@@ -111,7 +143,8 @@ def _skip(problem: str) -> None:
 
 def _impossible(exc: ImpossibleObjectError, known: NodeStore) -> NodeView | None:
     """A Node the API server never serves keeps the view last known of it (its routes
-    stay), with a WARNING saying why; one never known is skipped until it can be read."""
+    stay), with a WARNING saying why; one never known is *unknown* (the planner leaves
+    routes to it alone, and its sync says so at WARNING) until it can be read."""
     last = known.get(exc.name)
     if last is not None:
         logger.warning(
@@ -119,12 +152,15 @@ def _impossible(exc: ImpossibleObjectError, known: NodeStore) -> NodeView | None
             exc,
             extra={"node": exc.name},
         )
-    else:
-        logger.warning(
-            "%s; skipping it until it can be read (routectl never knew it)",
+    elif known.mark_unknown(exc):
+        # The sync's UnknownNode WARNING (and Event) says it to the operator, once.
+        logger.info(
+            "%s; routectl never saw it readable, so it is unknown until it can be read",
             exc,
             extra={"node": exc.name},
         )
+    else:
+        logger.debug("%s; still unknown", exc, extra={"node": exc.name})
     return last
 
 
@@ -234,10 +270,11 @@ class Informer:
         listing = await self.kube.list_node_views()
         for problem in listing.skipped:
             _skip(problem)
-        kept = (_impossible(exc, self.store) for exc in listing.impossible)
+        kept = [_impossible(exc, self.store) for exc in listing.impossible]
         views = [*listing.nodes, *(view for view in kept if view is not None)]
         first = not self.synced.is_set()
         changes = self.store.replace(views)
+        self.store.set_unknown(listing.impossible)
         for old, new in changes:
             self._on_change(old, new)
         self.healthy = True
@@ -271,8 +308,9 @@ class Informer:
                 if old != view:
                     self._on_change(old, view)
         elif kind == "DELETED":
-            old = self.store.remove(event.name)
-            if old is not None:
+            unknown = self.store.unknown_view(event.name)
+            old = self.store.remove(event.name) or unknown
+            if old is not None:  # an unknown Node's routes are stale now: plan them
                 self._on_change(old, None)
         return event.resource_version or None
 

@@ -78,8 +78,9 @@ def _refuse_impossible(raw: Mapping[str, Any], name: str) -> None:
         elif not isinstance(spec.get("podCIDR", ""), str):
             why = "spec.podCIDR is not a string"
     if why:
+        uid = _text(_mapping(raw.get("metadata")).get("uid"))
         raise ImpossibleObjectError(
-            f"Node {name}: {why}, which the API server never serves", name=name
+            f"Node {name}: {why}, which the API server never serves", name=name, uid=uid
         )
 
 

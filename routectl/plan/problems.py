@@ -3,8 +3,9 @@
 Each builder returns one :class:`Problem`: the Node it concerns (empty when none), the
 reason (an Event reason: ``InvalidPodCIDR``, ``ClusterCIDRMisconfigured``,
 ``PodCIDRConflict``, ``DuplicatePodCIDR``, ``PodCIDROverlap``, ``UnparsableRouteCIDR``,
-``ForeignRouteOverlapsClusterCIDR``) and a message that says what routectl does about it.
-The service logs each problem, counts it and records it as a Warning Event, once. Pure.
+``ForeignRouteOverlapsClusterCIDR``, ``UnknownNode``, ``PodCIDRHeldByUnknownNode``) and a
+message that says what routectl does about it. The service logs each problem, counts it
+and records it as a Warning Event, once. Pure.
 
 :data:`MALFORMED_ROUTE` is the reason the gate counts a listed route under when it leaves
 it out for its shape (a field of the wrong type: the plugin's bug or a garbled answer).
@@ -89,3 +90,21 @@ def foreign_route(route: Route, cluster_cidrs: Sequence[Network]) -> Problem:
     return Problem(
         node=route.target_node, reason="ForeignRouteOverlapsClusterCIDR", message=message
     )
+
+
+def unknown_node(node: str, why: str) -> Problem:
+    """A Node that exists but that routectl has never seen readable (``spec: null``...)."""
+    message = (
+        f"{why}; routectl has never seen node {node} readable, so it is unknown: routes to it "
+        "are neither deleted nor replaced until it can be read"
+    )
+    return Problem(node=node, reason="UnknownNode", message=message)
+
+
+def held_by_unknown(node: str, cidr: str, holder: str) -> Problem:
+    """A pod CIDR routed to a Node that is unknown: that route is not replaced meanwhile."""
+    message = (
+        f"pod CIDR {cidr} of node {node} is routed to node {holder}, which routectl cannot "
+        f"read; that route is not replaced until {holder} can be read"
+    )
+    return Problem(node=node, reason="PodCIDRHeldByUnknownNode", message=message)

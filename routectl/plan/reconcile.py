@@ -15,6 +15,10 @@ side effects. The rules are upstream's, with the improvements DESIGN.md allows:
   CIDR outside every cluster CIDR gets no route (it could never be deleted again).
 * A create that replaces a route with the same destination names it in ``replaces``: the
   delete must finish first. Everything else may run concurrently.
+* A Node that exists but was never seen readable (``unknown``: ``spec: null``, ``podCIDRs``
+  not a list) is neither routed nor unrouted: routes targeting it are never deleted nor
+  replaced (a create that would replace one is withheld, reported on the Node that wants
+  the CIDR), and each such Node is reported once as ``UnknownNode``.
 * Malformed input never raises: it is left out of the plan and reported in ``problems``
   (:mod:`routectl.plan.problems` words them); overlapping pod CIDRs of two Nodes are both routed
   and reported on both.
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from routectl.cidr import Network, canonical, network_or_none
 from routectl.model import NodeView, Route
@@ -58,9 +62,11 @@ from routectl.plan.problems import (
     claimed_twice,
     duplicate_pod_cidr,
     foreign_route,
+    held_by_unknown,
     invalid_pod_cidr,
     outside_cluster,
     overlapping_pod_cidrs,
+    unknown_node,
     unparsable_route,
 )
 
@@ -136,12 +142,21 @@ def touches_cluster(destination_cidr: str, cluster_cidrs: Sequence[Network]) -> 
 
 
 def plan(
-    *, nodes: Iterable[NodeView], routes: Iterable[Route], cluster_cidrs: Sequence[Network]
+    *,
+    nodes: Iterable[NodeView],
+    routes: Iterable[Route],
+    cluster_cidrs: Sequence[Network],
+    unknown: Mapping[str, str] | None = None,
 ) -> Plan:
-    """Plan the creates and deletes that make ``routes`` match ``nodes`` (upstream's rules)."""
+    """Plan the creates and deletes that make ``routes`` match ``nodes`` (upstream's rules).
+
+    ``unknown`` maps the names of Nodes that exist but were never seen readable to why:
+    routes targeting them stay as they are.
+    """
     nodes = tuple(nodes)
     listed = tuple(routes)
-    problems: list[Problem] = []
+    unknown = unknown or {}
+    problems: list[Problem] = [unknown_node(name, why) for name, why in sorted(unknown.items())]
     wanted, unroutable, tolerated = _wanted_cidrs(nodes, cluster_cidrs, problems)
     claimed = [(name, cidr) for name, mine in wanted.items() for cidr in mine.values()]
     problems.extend(p for pair in overlaps(claimed) for p in overlapping_pod_cidrs(*pair))
@@ -156,7 +171,18 @@ def plan(
     }
     # A misconfigured pod CIDR gets no new route, but a route that serves it now stays.
     actions.update(dict.fromkeys(tolerated, Action.KEEP))
-    deletes, owned = _deletes(listed, actions, cluster_cidrs, problems)
+    # An unknown Node's routes stay: a create that would replace one is withheld.
+    held = {
+        canonical(route.destination_cidr): route.target_node
+        for route in listed
+        if route.target_node in unknown
+    }
+    for (name, key), action in list(actions.items()):
+        if action is not Action.KEEP and key in held and held[key] != name:
+            actions[(name, key)] = Action.KEEP  # withheld: it would replace the unknown's
+            unroutable.add(name)
+            problems.append(held_by_unknown(name, wanted[name][key], held[key]))
+    deletes, owned = _deletes(listed, actions, cluster_cidrs, problems, unknown)
     creates = _creates(nodes, wanted, actions, deletes)
     return Plan(
         creates=creates,
@@ -241,6 +267,7 @@ def _deletes(
     actions: dict[tuple[str, str], Action],
     cluster_cidrs: Sequence[Network],
     problems: list[Problem],
+    unknown: Mapping[str, str],
 ) -> tuple[tuple[Route, ...], int]:
     deletes: list[Route] = []
     owned = 0
@@ -253,6 +280,8 @@ def _deletes(
                 problems.append(foreign_route(route, cluster_cidrs))
             continue
         owned += 1
+        if route.target_node in unknown:
+            continue  # what its Node says is unknown: the route stays as it is
         action = actions.get((route.target_node, canonical(route.destination_cidr)))
         if route.blackhole or action in (None, Action.UPDATE):
             deletes.append(route)

@@ -158,7 +158,9 @@ class Controller:
         if self.listing.must_relist(work.plan):
             work = self._plan(await self.listing.get(fresh=True), dirty)
         self.last = work
-        await self.status.report_problems(work.plan, work.nodes, full=work.full)
+        await self.status.report_problems(
+            work.plan, [*work.nodes, *self.store.unknown_views()], full=work.full
+        )
         verdict = await self._guard(work.plan)
         result = work.plan
         logger.debug(
@@ -235,7 +237,7 @@ class Controller:
                 changed_cidrs=dirty.cidrs,
             )
         cidrs = self.ipam.route_cidrs if self.ipam else self.settings.cluster_cidrs
-        result = plan(nodes=nodes, routes=routes, cluster_cidrs=cidrs)
+        result = plan(nodes=nodes, routes=routes, cluster_cidrs=cidrs, unknown=self.store.unknown)
         duration = self.metrics.plan_duration.labels(scope="full" if full else "changes")
         duration.observe(self.clock() - started)
         return Planned(plan=result, nodes=nodes, full=full)
@@ -372,7 +374,12 @@ class Controller:
                 routes=listing.index,
                 changed_cidrs=dirty.cidrs,
             )
-            result = plan(nodes=nodes, routes=routes, cluster_cidrs=self.settings.cluster_cidrs)
+            result = plan(
+                nodes=nodes,
+                routes=routes,
+                cluster_cidrs=self.settings.cluster_cidrs,
+                unknown=self.store.unknown,
+            )
             if not claims.admit(result, nodes):
                 self.changes.restore(dirty)  # the next sync's, which is queued already
                 continue
@@ -388,7 +395,7 @@ class Controller:
         sides: list[tuple[Applied, ConditionStream]],
     ) -> None:
         """Write one side plan (creates only), conditions streamed as for the sync's own."""
-        await self.status.report_problems(result, nodes, full=False)
+        await self.status.report_problems(result, [*nodes, *self.store.unknown_views()], full=False)
         stream = ConditionStream(
             status=self.status, nodes=nodes, plan=result, group=group, clock=self.clock
         )

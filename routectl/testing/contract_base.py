@@ -70,8 +70,9 @@ class ContractBase:
     knows_machines: bool = True
     """False for a fake cloud that routes to any name (no machines to look up)."""
     parses_answers: bool = True
-    """False where an SDK validates every answer before the plugin sees it (the malformed
-    answer rule is then skipped, with that reason)."""
+    """False where the plugin reads no answer itself (an in-memory fake; the malformed
+    answer rule is then skipped, with that reason). SDKs do not validate for you: botocore,
+    openstacksdk and google-cloud-compute all read garbage as empty answers or objects."""
     target_cache_seconds: float = 0.0
     """Seconds a listing may resolve targets from the plugin's cache: the suite waits this
     long after removing a machine before it expects the route listed as a blackhole."""
@@ -116,8 +117,8 @@ class ContractBase:
         wrong shape (a string where a route object belongs, ``"two"`` where a number does);
         return the field's name or path as the plugin's error should name it.
 
-        Raise ``NotImplementedError`` only where the plugin never parses an answer itself
-        (an SDK that validates every answer): say so in :attr:`parses_answers`.
+        Raise ``NotImplementedError`` only where the plugin never reads an answer itself
+        (an in-memory fake): say so in :attr:`parses_answers`.
         """
         raise NotImplementedError
 

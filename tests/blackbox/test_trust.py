@@ -3,13 +3,19 @@ routed while its traffic goes elsewhere."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
+import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
+from routectl.model import Route
 from routectl_sim.cloudserver import Scripted
-from tests.blackbox.conftest import Bench, node, until
+from tests.blackbox.conftest import REPO, Bench, node, until
 
 pytestmark = pytest.mark.blackbox
 
@@ -121,3 +127,95 @@ async def test_a_create_acknowledged_but_not_carried_out_is_caught_and_written_a
     assert a.logged("acknowledged the create of the route to 10.244.1.0/24 via node n1")
     await until(lambda: bench.condition("n1") == ("False", "RouteCreated"), within=30)
     assert await a.stop() == 0
+
+
+async def test_a_node_never_seen_readable_keeps_its_route_and_a_warning_says_why(
+    bench: Bench,
+) -> None:
+    """routectl starts (a restart, say) and its first Node list serves Node u with
+    ``spec: null``: it never saw u readable. u's route stays through many syncs on fresh
+    listings (it is not planned away as stale), and a Warning Event on u says why, once."""
+    bench.cloud.cloud.add_route(
+        "kubernetes", Route(target_node="u", destination_cidr="10.244.9.0/24")
+    )
+    bench.apiserver.create_node(node("n1", CIDR))
+    impossible = node("u") | {"spec": None}
+    impossible["metadata"] = {"name": "u", "uid": "uid-u", "resourceVersion": "1"}
+    listed = {
+        "kind": "NodeList",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": str(bench.apiserver.resource_version)},
+        "items": [*bench.apiserver.list_nodes(), impossible],
+    }
+    bench.apiserver.fail_next(
+        method="GET",
+        path_regex="/api/v1/nodes$",
+        status=200,
+        body=json.dumps(listed).encode(),
+        content_type="application/json",
+        watch=False,
+    )
+    a = await bench.start(bench.args("--leader-elect=false", "--route-resync-period=1s"))
+    await until(lambda: ("n1", CIDR) in bench.routes(), within=60)
+    lists = sum(1 for r in bench.cloud.requests if r.operation == "list")
+    await until(lambda: sum(1 for r in bench.cloud.requests if r.operation == "list") >= lists + 3)
+    assert ("u", "10.244.9.0/24") in bench.routes()
+    assert [r for r in bench.cloud.requests if r.operation == "delete"] == []
+    (why,) = warnings_about(bench, "u", "UnknownNode")
+    assert "spec is null" in why
+    assert "neither deleted nor replaced" in why
+    assert len(a.logged("UnknownNode: Node u: spec is null")) == 1
+    assert not a.logged("^Traceback")
+    assert a.process.returncode is None
+    assert await a.stop() == 0
+
+
+@pytest.fixture
+async def hanging_cloud() -> AsyncIterator[str]:
+    """A cloud endpoint that takes every request and never answers."""
+    never = asyncio.Event()
+
+    async def hang(request: web.Request) -> web.Response:
+        del request
+        await never.wait()
+        return web.Response()
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", hang)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    host, port = runner.addresses[0][:2]
+    yield f"http://{host}:{port}"
+    await runner.cleanup()
+
+
+async def test_plan_against_a_hanging_cloud_says_what_it_waited_for_and_ends(
+    bench: Bench, hanging_cloud: str
+) -> None:
+    """``routectl plan`` against a cloud that never answers ends by itself, non-zero, with
+    one line saying what it waited for: the cloud's listing, how long each attempt waited,
+    how many attempts over how long; and it ends within the time that line states (give or
+    take the interpreter's start)."""
+    bench.apiserver.create_node(node("n1", CIDR))
+    args = [
+        a.replace(bench.cloud.url, hanging_cloud)
+        for a in bench.args("--cloud-call-timeout=1s", "--cloud-max-attempts=2")
+    ]
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "routectl", "plan", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    took = loop.time() - started
+    assert process.returncode == 1
+    assert out == b""
+    (line,) = err.decode().splitlines()
+    assert line.startswith("routectl plan: error: cannot read the cloud (provider fake):"), line
+    stated = re.search(r"list did not answer within 1s \(2 attempts over ([\d.]+)(m?s)\)", line)
+    assert stated is not None, line
+    seconds = float(stated.group(1)) / (1000 if stated.group(2) == "ms" else 1)
+    assert 2 <= seconds < took  # both attempts waited their second; the process ended after
+    assert took < seconds + 30, f"ended {took:.1f}s after start, the line says {seconds}s"

@@ -648,3 +648,44 @@ async def test_a_vpn_route_around_the_pod_range_is_left_alone_and_reported_once(
     assert "Route vpn to 10.244.0.0/15 overlaps --cluster-cidr" in line
     problems = running.service.metrics.problems
     assert problems.labels(reason="ForeignRouteOverlapsClusterCIDR")._value.get() == 1
+
+
+async def test_a_node_never_seen_readable_keeps_its_route_and_is_told_once(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """After a restart, the first Node list serves Node u with ``spec: null`` (impossible
+    from its first sighting): routectl never knew it, so u is *unknown*: its route is
+    neither deleted (as stale) nor replaced through many syncs, one WARNING and one
+    ``UnknownNode`` Event say why, and the other Nodes are routed as usual."""
+    caplog.set_level(logging.INFO, logger="routectl.informer")
+    cluster.cloud.add_route(CLUSTER, Route(target_node="u", destination_cidr="10.244.9.0/24"))
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    impossible = node_object("u") | {"spec": None}
+    impossible["metadata"] = impossible["metadata"] | {"uid": "uid-u", "resourceVersion": "1"}
+    listed = cluster.server.list_nodes()
+    body = {
+        "kind": "NodeList",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": str(cluster.server.resource_version)},
+        "items": [*listed, impossible],
+    }
+    cluster.server.fail_next(
+        method="GET",
+        path_regex="/api/v1/nodes$",
+        status=200,
+        body=json.dumps(body).encode(),
+        content_type="application/json",
+        watch=False,
+    )
+    running = await cluster.start(route_resync_period=30.0)
+    await eventually(lambda: ("n1", "10.244.1.0/24") in cluster.routes())
+    await asyncio.sleep(10 * 30)  # ten periodic syncs, each on a fresh listing
+    assert ("u", "10.244.9.0/24") in cluster.routes()
+    assert cluster.cloud.count("delete") == 0
+    (event,) = reasons(cluster, "UnknownNode")
+    assert event["involvedObject"]["name"] == "u"
+    assert event["involvedObject"]["uid"] == "uid-u"
+    assert "spec is null" in event["message"]
+    assert len(logged(caplog, "UnknownNode")) == 1
+    assert len(logged(caplog, "it is unknown", logging.INFO)) == 2  # informer's, planner's
+    await still_serving(cluster, running, "n2", "10.244.2.0/24")

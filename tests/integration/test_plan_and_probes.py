@@ -36,6 +36,32 @@ async def test_plan_prints_the_plan_as_json(cluster: Cluster, capsys) -> None:
     assert writes == [], "plan must change nothing"
 
 
+async def test_plan_names_a_node_it_cannot_read_as_unknown(cluster: Cluster, capsys) -> None:
+    """A Node served with ``spec: null`` is no crash: plan reports it as UnknownNode (its
+    routes would be left alone) and plans the others."""
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    impossible = node_object("u") | {"spec": None}
+    body = {
+        "kind": "NodeList",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": str(cluster.server.resource_version)},
+        "items": [*cluster.server.list_nodes(), impossible],
+    }
+    cluster.server.fail_next(
+        method="GET",
+        path_regex="/api/v1/nodes$",
+        status=200,
+        body=json.dumps(body).encode(),
+        content_type="application/json",
+        watch=False,
+    )
+    code = await plan_once(settings(kubeconfig=str(cluster.kubeconfig)), output="json")
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert {(c["node"], c["cidr"]) for c in printed["creates"]} == {("n1", "10.244.1.0/24")}
+    assert [(p["node"], p["reason"]) for p in printed["problems"]] == [("u", "UnknownNode")]
+
+
 async def test_plan_prints_a_table(cluster: Cluster, capsys) -> None:
     """The default output is a table naming each action."""
     cluster.server.create_node(node_object("n1", "10.244.1.0/24"))

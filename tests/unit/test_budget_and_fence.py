@@ -68,6 +68,28 @@ async def test_a_long_retry_after_is_capped_said_once_and_shown(
     assert loop.time() - started == pytest.approx(120.0, abs=0.6)
 
 
+async def test_short_pauses_call_after_call_are_one_warning_a_minute(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A cloud that asks for a second on every call (or a plugin's default for a hint it
+    could not use, such as -1e30) is not one WARNING per call: once a minute, the rest at
+    DEBUG; a long pause is said whenever it is news."""
+    made, _ = budget(max_pause=120.0)
+    await asyncio.sleep(5)  # not at the loop's time zero, where no pause is news
+    with caplog.at_level(logging.DEBUG, logger="routectl.cloud"):
+        for _ in range(20):  # 20 calls over 50 s, each throttled, each asking for a second
+            assert made.pause(1.0, what="list: throttled") == 1.0
+            await asyncio.sleep(2.5)
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1
+        assert len([r for r in caplog.records if r.levelno == logging.DEBUG]) == 19
+        made.pause(30.0, what="list: throttled")  # a long pause is news at once
+        assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 2
+        await asyncio.sleep(90)
+        made.pause(1.0, what="list: throttled")  # a minute later: said again
+        assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 3
+
+
 @pytest.mark.parametrize("hint", [None, -5.0, 0.0, math.nan])
 async def test_hints_that_are_not_waits_pause_nothing(hint: float | None) -> None:
     """A missing, negative, zero or NaN retry-after holds nothing back."""

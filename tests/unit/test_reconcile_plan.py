@@ -299,3 +299,51 @@ def test_duplicate_pod_cidr_is_reported_once() -> None:
     assert len(result.creates) == 1
     assert [p.reason for p in result.problems] == ["DuplicatePodCIDR"]
     assert result.unroutable_nodes == frozenset()
+
+
+# -- unknown Nodes: exist, but never seen readable ---------------------------------------
+
+WHY = "Node u: spec is null, not an object, which the API server never serves"
+
+
+def test_an_unknown_nodes_route_is_neither_deleted_nor_replaced() -> None:
+    """A route to a Node routectl never saw readable stays, blackhole or not, and the
+    Node is reported once as UnknownNode; without ``unknown`` the same route is deleted."""
+    routes = [route("u", "10.244.9.0/24"), route("u", "10.244.8.0/24", blackhole=True)]
+    assert deletes(plan(nodes=[], routes=routes, cluster_cidrs=V4)) == {
+        ("u", "10.244.9.0/24"),
+        ("u", "10.244.8.0/24"),
+    }
+    result = plan(nodes=[], routes=routes, cluster_cidrs=V4, unknown={"u": WHY})
+    assert result.empty
+    assert result.owned_routes == 2
+    assert [(p.node, p.reason) for p in result.problems] == [("u", "UnknownNode")]
+    assert WHY in result.problems[0].message
+    assert "neither deleted nor replaced" in result.problems[0].message
+
+
+def test_a_create_that_would_replace_an_unknown_nodes_route_is_withheld() -> None:
+    """Another Node that claims the CIDR an unknown Node's route holds gets no create (it
+    would delete that route first): it is unroutable meanwhile, and told why."""
+    result = plan(
+        nodes=[node("a", "10.244.9.0/24"), node("b", "10.244.2.0/24")],
+        routes=[route("u", "10.244.9.0/24")],
+        cluster_cidrs=V4,
+        unknown={"u": WHY},
+    )
+    assert creates(result) == {("b", "10.244.2.0/24")}
+    assert deletes(result) == set()
+    assert result.unroutable_nodes == {"a"}
+    assert ("a", "PodCIDRHeldByUnknownNode") in {(p.node, p.reason) for p in result.problems}
+
+
+def test_an_unknown_node_changes_nothing_else() -> None:
+    """Other Nodes' routes are planned as without it, stale ones deleted."""
+    result = plan(
+        nodes=[node("a", "10.244.1.0/24")],
+        routes=[route("u", "10.244.9.0/24"), route("gone", "10.244.7.0/24")],
+        cluster_cidrs=V4,
+        unknown={"u": WHY},
+    )
+    assert creates(result) == {("a", "10.244.1.0/24")}
+    assert deletes(result) == {("gone", "10.244.7.0/24")}

@@ -4,6 +4,7 @@ loads through its entry point and closes cleanly.
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 import pytest
@@ -30,10 +31,6 @@ class TestAwsContract(ProviderContract):
     internet gateway in ours. Instances are looked up afresh for each listing
     (``cache-seconds=0``) so a terminated one shows as a blackhole at once.
     """
-
-    parses_answers = False
-    """Not yet: moto cannot garble an answer, so the malformed-answer rule is not run here
-    (botocore parses the XML by the service model; the plugin's own reads are unchecked)."""
 
     node_name: ClassVar[str] = "private-dns-name"
     """The naming rule (``node-name``); every rule's restart equivalence is tested below."""
@@ -85,6 +82,16 @@ class TestAwsContract(ProviderContract):
             self._proxy.fail_next(THROTTLED_7S, after=after)
         else:
             self._proxy.fail_next(kind, after=after)
+
+    async def inject_malformed_answer(self) -> str:
+        """The next DescribeRouteTables answers ``two`` where a route's destination belongs."""
+        self._proxy.rewrite_next(
+            "DescribeRouteTables",
+            lambda xml: re.sub(
+                r"<destinationCidrBlock>[^<]*<", "<destinationCidrBlock>two<", xml, count=1
+            ),
+        )
+        return "DestinationCidrBlock"
 
     async def add_foreign_route(self, kind: str, destination: str) -> None:
         """Another cluster's route in its own table, or a gateway route in ours."""

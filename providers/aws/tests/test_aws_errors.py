@@ -20,6 +20,7 @@ from routectl_aws.errors import map_client_error
 from routectl_aws.testing import FaultProxy, InjectedFault, Vpc
 
 from routectl.errors import (
+    MalformedAnswerError,
     ProviderError,
     ProviderTerminalError,
     ProviderThrottledError,
@@ -158,7 +159,7 @@ async def test_an_answer_that_is_not_ec2s_is_an_error_never_an_empty_listing(
     proxy.fail_next(fault, action=action)
     with pytest.raises(ProviderError, match=f"EC2 {action}: the answer has no {field}") as caught:
         await provider.list_routes()
-    assert type(caught.value) is ProviderError  # transient: retried with backoff
+    assert type(caught.value) is MalformedAnswerError  # transient: retried with backoff
     assert proxy.count(action) >= 1
     listed = await provider.list_routes()  # the next, real answer is read as before
     assert [(r.destination_cidr, r.blackhole) for r in listed] == [(CIDR_A, False)]

@@ -4,7 +4,7 @@ fake ARM over HTTPS, in both write modes: whole-table batches with etags, and pe
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Collection
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from routectl_azure import AzureProvider
@@ -91,6 +91,16 @@ class TestAzureContract(ProviderContract):
             self._fake.fail_next("*", 403, "AuthorizationFailed", after=after)
         else:
             self._fake.lose_next_answer("PUT")
+
+    async def inject_malformed_answer(self) -> str:
+        """The table comes back with a string where its first route object belongs."""
+
+        def garble(table: dict[str, Any]) -> dict[str, Any]:
+            table["properties"]["routes"][0] = "10.244.1.0/24 via 10.0.0.10"
+            return table
+
+        self._fake.garble_next(f"/routeTables/{TABLE}", garble)
+        return "properties.routes[0]"
 
     async def add_foreign_route(self, kind: str, destination: str) -> None:
         """Another cluster's route in its own table, or an operator's in ours."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from google.auth.credentials import AnonymousCredentials
@@ -71,6 +72,17 @@ class TestGceContract(ProviderContract):
             )
         else:
             self._fake.lose_next_answer("POST")
+
+    async def inject_malformed_answer(self) -> str:
+        """The listing comes back with ``"two"`` where the first route's priority (a number)
+        belongs."""
+
+        def garble(page: dict[str, Any]) -> dict[str, Any]:
+            page["items"][0]["priority"] = "two"
+            return page
+
+        self._fake.garble_next("/global/routes", garble)
+        return "items.priority"
 
     async def add_foreign_route(self, kind: str, destination: str) -> None:
         """Cluster ``contract-b``'s route (its name starts like ours), or a person's VPN route."""

@@ -4,7 +4,7 @@ without Neutron's extraroute-atomic extension, against the fake Keystone, Neutro
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from routectl_openstack import OpenStackProvider
@@ -20,10 +20,6 @@ APPLIANCE_HOP = "172.16.0.1"  # an operator's VPN appliance on a transit subnet
 
 class TestOpenStackContract(ProviderContract):
     """Two servers on the Nodes' subnets; other clusters and operators share the router."""
-
-    parses_answers = False
-    """Not yet: the fake behind openstacksdk has no hook to garble an answer, so the
-    malformed-answer rule is not run here."""
 
     atomic: ClassVar[bool] = True
     nodes = ("node-a", "node-b")
@@ -75,6 +71,16 @@ class TestOpenStackContract(ProviderContract):
         else:
             write = "extraroutes" if self.atomic else f"/routers/{self._router.id}"
             self._fake.lose_next_answer(write)
+
+    async def inject_malformed_answer(self) -> str:
+        """The router comes back with a string where its first route object belongs."""
+
+        def garble(body: dict[str, Any]) -> dict[str, Any]:
+            body["router"]["routes"][0] = "10.244.1.0/24 via 10.0.0.11"
+            return body
+
+        self._fake.garble_next(self._router.id, garble)
+        return "router.routes[0]"
 
     async def add_foreign_route(self, kind: str, destination: str) -> None:
         """Another cluster's route to its Node, or an operator's to an appliance."""

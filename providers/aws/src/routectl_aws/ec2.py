@@ -1,12 +1,15 @@
 """The EC2 boundary: one lazily opened aiobotocore client, and every EC2 call made through it.
 
 Promises: each call is made exactly once (botocore's own retries are off, because routectl's
-``CloudGate`` owns pacing and retries); every HTTP request the client sends (each
-page of a listing included) first spends the request budget the provider was handed, in an
-asynchronous ``before-send`` event hook of the client; every botocore exception leaves as a routectl
-error from :mod:`routectl_aws.errors` with the original chained as ``__cause__`` (read it back
-with :func:`cause_code`); once :meth:`Ec2.aclose` has run, no call opens a client again. The
-parsed EC2 service model is shared by all sessions. Nothing here knows about tables or nodes.
+``CloudGate`` owns pacing and retries); every HTTP request the client sends (each page of a
+listing included) first spends the request budget the provider was handed, in an asynchronous
+``before-send`` event hook of the client; every botocore exception leaves as a routectl error
+from :mod:`routectl_aws.errors` with the original chained as ``__cause__`` (read it back with
+:func:`cause_code`); an answer botocore cannot read (XML that does not parse, a value of the
+wrong type) or that lacks the listing's set leaves as a
+:class:`~routectl.errors.MalformedAnswerError` naming the field; once :meth:`Ec2.aclose` has
+run, no call opens a client again. The parsed EC2 service model is shared by all sessions.
+Nothing here knows about tables or nodes.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from aiobotocore.credentials import AioRefreshableCredentials
 from aiobotocore.session import AioSession, get_session
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.loaders import Loader
+from botocore.parsers import ResponseParserError
 
-from routectl.errors import ProviderError, ProviderTerminalError
+from routectl.errors import MalformedAnswerError, ProviderError, ProviderTerminalError
 from routectl_aws.errors import error_code, map_botocore_error, map_client_error
 
 if TYPE_CHECKING:
@@ -41,7 +45,7 @@ if TYPE_CHECKING:
     from routectl.provider import RequestBudget
     from routectl_aws.options import AwsOptions
 
-__all__ = ["Ec2", "cause_code", "new_session"]
+__all__ = ["Ec2", "cause_code", "new_session", "unreadable"]
 
 T = TypeVar("T")
 
@@ -71,10 +75,30 @@ def _required(page: Mapping[str, Any], key: str, operation: str, element: str) -
     error naming the field, never an empty listing."""
     value = page.get(key)
     if not isinstance(value, list):
-        raise ProviderError(
-            f"EC2 {operation}: the answer has no {element} (not EC2's XML: a proxy's page?)"
+        raise MalformedAnswerError(
+            f"EC2 {operation}: the answer has no {element} (not EC2's XML: a proxy's page?)",
+            field=key,
         )
     return value
+
+
+def unreadable(operation: str, exc: Exception) -> MalformedAnswerError:
+    """The error for an answer botocore could not read: XML that does not parse
+    (``ResponseParserError``), or a value its service model cannot take (``'two'`` where a
+    number belongs: a bare ``ValueError`` from the parser). The field is found in the
+    parser's own frames (the ``member_name`` each structure was reading), else unnamed."""
+    path: list[str] = []
+    trace = exc.__traceback__
+    while trace is not None:
+        frame = trace.tb_frame
+        if frame.f_code.co_name == "_handle_structure" and "member_name" in frame.f_locals:
+            path.append(str(frame.f_locals["member_name"]))
+        trace = trace.tb_next
+    field = ".".join(path) or "the body"
+    reason = str(exc).split(", invalid XML received")[0][:160]
+    return MalformedAnswerError(
+        f"EC2 {operation}: malformed answer: {field}: {reason}", field=field
+    )
 
 
 def cause_code(err: ProviderError) -> str:
@@ -177,6 +201,8 @@ class Ec2:
             raise map_client_error(operation, exc, now=_wall_clock()) from exc
         except BotoCoreError as exc:
             raise map_botocore_error(operation, exc) from exc
+        except (ResponseParserError, ValueError) as exc:
+            raise unreadable(operation, exc) from exc
 
     async def describe_route_tables(self, filters: list[FilterTypeDef]) -> list[RouteTableTypeDef]:
         """Every route table matching ``filters``, all pages."""

@@ -9,7 +9,8 @@ Hits and misses (of ids and of nodes) are cached for ``cache-seconds``, because 
 eventually consistent; a terminated instance stays cached. Ids are looked up in batches, at
 most 200 per filter, so resolving any number of ids costs one ``DescribeInstances`` per 200
 unknown ids. Turning the source/destination check off calls EC2 only while the instance's
-check is on (concurrent callers for one instance make one call).
+check is on (concurrent callers for one instance make one call). An instance without id or
+state in an answer is a :class:`~routectl.errors.MalformedAnswerError` naming the field.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import logging
 from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from routectl.errors import ProviderError, ProviderTerminalError
+from routectl.answers import Answer
+from routectl.errors import MalformedAnswerError, ProviderError, ProviderTerminalError
 
 if TYPE_CHECKING:
     from types_aiobotocore_ec2.type_defs import FilterTypeDef, InstanceTypeDef
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from routectl_aws.ec2 import Ec2
     from routectl_aws.options import AwsOptions
 
-__all__ = ["Instance", "InstanceCache", "parse_instance"]
+__all__ = ["Instance", "InstanceCache", "check_instances", "parse_instance"]
 
 # The provider's logger, as before these modules were split out of routectl_aws.provider.
 _log = logging.getLogger("routectl_aws.provider")
@@ -70,6 +72,22 @@ def parse_instance(raw: InstanceTypeDef) -> Instance:
     )
 
 
+def check_instances(raw: Sequence[InstanceTypeDef]) -> None:
+    """Raise :class:`~routectl.errors.MalformedAnswerError` naming the first field of
+    ``DescribeInstances``' instances that is not as this module reads it: an instance
+    without id (it would make its routes look like blackholes) or without state."""
+    for item in Answer(list(raw), what="EC2 DescribeInstances", path="Instances").items():
+        for field in (item.field("InstanceId"), item.field("State").field("Name")):
+            if not field.text(default=""):
+                raise MalformedAnswerError(
+                    f"EC2 DescribeInstances: malformed answer: {field.path} is missing",
+                    field=field.path,
+                )
+        item.field("PrivateDnsName").text(default="")
+        for tag in item.field("Tags").items():
+            tag.field("Key").text()
+
+
 def name_under(instance: Instance, source: str) -> str:
     """The Node name of ``instance`` under the naming rule ``source`` (``node-name``)."""
     if source == "name-tag":
@@ -105,7 +123,8 @@ class InstanceCache:
     async def _describe(self, filters: list[FilterTypeDef]) -> list[Instance]:
         raw = await self._ec2.describe_instances(filters)
         now = asyncio.get_running_loop().time()
-        instances = [parse_instance(item) for item in raw if item.get("InstanceId")]
+        check_instances(raw)
+        instances = [parse_instance(item) for item in raw]
         for instance in instances:
             self._instances[instance.id] = (instance, now)
             self._missing_ids.pop(instance.id, None)

@@ -5,21 +5,26 @@ Promises: a table is selected only when it has the tag ``kubernetes.io/cluster/<
 ignored), or, with ``cluster-id``, the legacy tag ``KubernetesCluster=<cluster-id>``, as
 cloud-provider-aws reads both; and lies in the ``vpc-id`` option's VPC when that is set. With
 ``route-table-id`` that table alone is selected, whatever its tags (cloud-provider-aws's
-``RouteTableID``). Within a selected table only instance routes and
-blackholes are entries (keyed by canonical CIDR); gateway, NAT, peering, local, propagated and
-other foreign routes are recorded as foreign destinations, never as entries, and prefix-list
-destinations are skipped. :class:`RouteTables` reuses the last listing for writes while it is
-younger than ``cache-seconds`` (concurrent writes share one listing) and forgets it when EC2
-says a table is gone.
+``RouteTableID``). Within a selected table only instance routes and blackholes are entries
+(keyed by canonical CIDR); gateway, NAT, peering, local, propagated and other foreign routes
+are recorded as foreign destinations, never as entries, and prefix-list destinations are
+skipped; a table without id or a route without destination, or whose destination is no CIDR, is
+a :class:`~routectl.errors.MalformedAnswerError` naming the field (never a route skipped: a
+route left out could be created over). :class:`RouteTables` reuses the last listing for writes
+while it is younger than ``cache-seconds`` (concurrent writes share one listing) and forgets it
+when EC2 says a table is gone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from routectl.cidr import canonical
+from routectl.answers import Answer
+from routectl.cidr import canonical, parse_cidr
+from routectl.errors import MalformedAnswerError
 from routectl_aws.ec2 import cause_code
 
 if TYPE_CHECKING:
@@ -37,6 +42,7 @@ __all__ = [
     "RouteTables",
     "Selection",
     "Table",
+    "check_tables",
     "parse_table",
 ]
 
@@ -103,6 +109,51 @@ class Selection:
         return [{"Name": "tag-key", "Values": keys}]
 
 
+def _text(answer: Answer) -> str:
+    """A string that must be there and not be empty."""
+    value = answer.text()
+    if not value:
+        raise MalformedAnswerError(
+            f"{answer.what}: malformed answer: {answer.path} is empty", field=answer.path
+        )
+    return value
+
+
+def check_tables(raw: Sequence[RouteTableTypeDef]) -> Sequence[RouteTableTypeDef]:
+    """``raw`` (``DescribeRouteTables``' tables) if every table has what this module reads:
+    an id, tags with keys, and routes whose destination is a CIDR (or a prefix list); else a
+    :class:`~routectl.errors.MalformedAnswerError` naming the first field that is not so
+    (botocore leaves a field out when EC2's XML lacks it or holds another element)."""
+    tables = Answer(list(raw), what="EC2 DescribeRouteTables", path="RouteTables")
+    for table in tables.items():
+        _text(table.field("RouteTableId"))
+        for tag in table.field("Tags").items():
+            tag.field("Key").text()
+        for route in table.field("Routes").items():
+            v4 = route.field("DestinationCidrBlock")
+            v6 = route.field("DestinationIpv6CidrBlock")
+            destination = v4 if not v4.missing else v6
+            if destination.missing:
+                if route.field("DestinationPrefixListId").text(default=""):
+                    continue
+                raise MalformedAnswerError(
+                    f"EC2 DescribeRouteTables: malformed answer: {v4.path} is missing (and no "
+                    "IPv6 or prefix-list destination either)",
+                    field=v4.path,
+                )
+            try:
+                parse_cidr(destination.text())
+            except ValueError:
+                raise MalformedAnswerError(
+                    f"EC2 DescribeRouteTables: malformed answer: {destination.path} is "
+                    f"{destination.value!r:.60}, expected a CIDR",
+                    field=destination.path,
+                ) from None
+            route.field("InstanceId").text(default="")
+            route.field("State").text(default="")
+    return raw
+
+
 def parse_table(raw: RouteTableTypeDef, *, tag_key: str | Selection) -> Table | None:
     """``raw`` as a :class:`Table`, or ``None`` when it is not one of the cluster's."""
     selection = tag_key if isinstance(tag_key, Selection) else Selection(tag_key=tag_key)
@@ -152,7 +203,7 @@ class RouteTables:
         filters = self._tag_key.filters()
         if self._options.vpc_id:
             filters.append({"Name": "vpc-id", "Values": [self._options.vpc_id]})
-        raw = await self._ec2.describe_route_tables(filters)
+        raw = check_tables(await self._ec2.describe_route_tables(filters))
         tables = [
             t for t in (parse_table(item, tag_key=self._tag_key) for item in raw) if t is not None
         ]
@@ -180,8 +231,10 @@ class RouteTables:
 
     async def fresh_entry(self, table: Table, key: str) -> tuple[Entry | None, bool]:
         """Re-read ``table``; its entry for ``key`` and whether a foreign route holds ``key``."""
-        raw = await self._ec2.describe_route_tables(
-            [{"Name": "route-table-id", "Values": [table.id]}]
+        raw = check_tables(
+            await self._ec2.describe_route_tables(
+                [{"Name": "route-table-id", "Values": [table.id]}]
+            )
         )
         for item in raw:
             fresh = parse_table(item, tag_key=self._tag_key)

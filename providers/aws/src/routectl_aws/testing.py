@@ -4,7 +4,8 @@ moto's server emulates EC2 route tables well but never throttles nor fails. :cla
 sits between the provider and such an endpoint on 127.0.0.1, forwards every request, records
 each EC2 ``Action`` it sees (so tests can count calls, with the loop time of each), answers
 the next requests with EC2-shaped error responses when told to (``fail_next``), or forwards
-one and then drops the connection instead of answering (``lose_next_answer``). :class:`Vpc`
+one and then drops the connection instead of answering (``lose_next_answer``), or forwards
+one and garbles its answer (``rewrite_next``: a value of the wrong shape). :class:`Vpc`
 sets a scene in such an endpoint (tagged route tables, instances). Nothing here needs moto itself.
 """
 
@@ -14,6 +15,7 @@ import asyncio
 import collections
 import dataclasses
 import urllib.parse
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import aiohttp
@@ -109,6 +111,7 @@ class FaultProxy:
         self.access_keys: list[str] = []
         """The access key id each request was signed with, in order (never a secret)."""
         self._lose: list[str] = []
+        self._rewrite: list[tuple[str, Callable[[str], str]]] = []
         self._faults: collections.deque[tuple[InjectedFault, str | None]] = collections.deque()
         self._delay = 0
         self._runner: web.AppRunner | None = None
@@ -133,6 +136,11 @@ class FaultProxy:
         """Forward the next request of ``action`` (``write``: any route change), then drop
         the connection unanswered."""
         self._lose.append(action)
+
+    def rewrite_next(self, action: str, edit: Callable[[str], str]) -> None:
+        """Forward the next request of ``action``, and answer with its XML passed through
+        ``edit`` (a field of the wrong shape, a field left out)."""
+        self._rewrite.append((action, edit))
 
     def count(self, action: str) -> int:
         """How many requests of the EC2 ``action`` were received."""
@@ -207,6 +215,11 @@ class FaultProxy:
         if lost is not None and request.transport is not None:
             self._lose.remove(lost)
             request.transport.abort()  # carried out upstream, but the answer is lost
+        for index, (only, edit) in enumerate(self._rewrite):
+            if only == action:
+                del self._rewrite[index]
+                payload = edit(payload.decode()).encode()
+                break
         return web.Response(status=upstream.status, body=payload, headers=reply)
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import os
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
@@ -41,7 +42,8 @@ from azure.core.exceptions import AzureError, ResourceNotFoundError
 from azure.mgmt.network import models
 from azure.mgmt.network.aio import NetworkManagementClient
 
-from routectl.errors import ProviderError, ProviderTerminalError
+from routectl.answers import Answer
+from routectl.errors import MalformedAnswerError, ProviderError, ProviderTerminalError
 from routectl.model import Route
 from routectl.provider import BatchResult, RequestBudget
 from routectl_azure.arm import (
@@ -63,6 +65,8 @@ from routectl_azure.table import (
     node_of,
     place,
     plan_batch,
+    private_ips,
+    routes_of,
     wanted,
 )
 
@@ -263,6 +267,12 @@ class AzureProvider:
             return await fn(self._connect())
         except AzureError as exc:
             raise map_error(operation, exc) from exc
+        except json.JSONDecodeError as exc:  # the SDK reads every 200 as JSON
+            raise MalformedAnswerError(
+                f"Azure {operation}: malformed answer: the body is not JSON ({exc.msg} at "
+                f"{exc.pos}: {exc.doc[:40]!r}; a proxy's page?)",
+                field="the body",
+            ) from exc
 
     @staticmethod
     async def _poll(begun: Awaitable[Any]) -> Any:
@@ -282,8 +292,7 @@ class AzureProvider:
             except ResourceNotFoundError:
                 return _Table(raw=None, routes=[])
             raw = found.as_dict()
-            routes = [dict(r) for r in (raw.get("properties") or {}).get("routes") or []]
-            return _Table(raw=raw, routes=routes)
+            return _Table(raw=raw, routes=[dict(r) for r in routes_of(raw)])
 
         return await self._call("get route table", get)
 
@@ -387,12 +396,7 @@ class AzureProvider:
                 group, scale_set
             )
             nics.extend([nic.as_dict() async for nic in pages])
-        return frozenset(
-            str(config["properties"]["privateIPAddress"])
-            for nic in nics
-            for config in (nic.get("properties") or {}).get("ipConfigurations") or []
-            if (config.get("properties") or {}).get("privateIPAddress")
-        )
+        return private_ips(nics, what="Azure list network interfaces")
 
     async def _scale_sets(self, client: NetworkManagementClient) -> list[str]:
         """Names of the uniform scale sets in the Nodes' resource group (Compute's listing)."""
@@ -403,13 +407,16 @@ class AzureProvider:
         )
         names: list[str] = []
         while url:
-            page = await send_raw(client, "GET", url)
+            page = Answer(
+                await send_raw(client, "GET", url), what="Azure list virtual machine scale sets"
+            )
             names += [
-                str(s["name"])
-                for s in page.get("value") or []
-                if (s.get("properties") or {}).get("orchestrationMode", "Uniform") == "Uniform"
+                s.field("name").text()
+                for s in page.field("value").items()
+                if s.field("properties").field("orchestrationMode").text(default="Uniform")
+                == "Uniform"
             ]
-            url = page.get("nextLink")
+            url = page.field("nextLink").text(default="") or None
         return names
 
 

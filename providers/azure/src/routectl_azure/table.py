@@ -22,6 +22,7 @@ import ipaddress
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from routectl.answers import Answer
 from routectl.cidr import canonical, parse_cidr
 from routectl.errors import (
     ProviderError,
@@ -47,6 +48,36 @@ def rfc1035(cidr: str) -> str:
 def route_name(node: str, cidr: str) -> str:
     """The CCM's ``mapNodeNameToRouteName`` with dual-stack on: ``<node>____<rfc1035(cidr)>``."""
     return f"{node}{SEPARATOR}{rfc1035(cidr)}"
+
+
+def routes_of(table: object, *, what: str = "Azure get route table") -> list[Raw]:
+    """The routes of a route table's ARM JSON, each checked for the shape this module reads
+    (``name``, ``properties.addressPrefix``, ``properties.nextHopType`` strings, a string or
+    no ``properties.nextHopIpAddress``); the first value of another shape (a proxy's page
+    parsed as JSON, a string where a route belongs) raises
+    :class:`~routectl.errors.MalformedAnswerError` naming its path."""
+    answer = Answer(table, what=what)
+    answer.field("etag").text(default="")
+    routes = answer.field("properties").field("routes").items()
+    for route in routes:
+        route.field("name").text()
+        properties = route.field("properties")
+        properties.field("addressPrefix").text()
+        properties.field("nextHopType").text()
+        properties.field("nextHopIpAddress").text(default="")
+    return [route.obj() for route in routes]
+
+
+def private_ips(nics: Sequence[object], *, what: str) -> frozenset[str]:
+    """The private IPs of network interfaces' ARM JSON; a value of another shape raises
+    :class:`~routectl.errors.MalformedAnswerError` naming its path."""
+    found: set[str] = set()
+    for nic in Answer(list(nics), what=what, path="value").items():
+        for config in nic.field("properties").field("ipConfigurations").items():
+            ip = config.field("properties").field("privateIPAddress").text(default="")
+            if ip:
+                found.add(ip)
+    return frozenset(found)
 
 
 def prefix_of(raw: Mapping[str, Any]) -> str:

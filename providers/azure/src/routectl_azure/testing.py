@@ -22,7 +22,8 @@ to it unchanged:
 * ``x-ms-ratelimit-remaining-subscription-reads``/``-writes`` on every answer, counting down;
   :meth:`FakeArm.fail_next` queues error answers (429 with ``Retry-After``...), and
   :meth:`FakeArm.lose_next_answer` makes the next write happen and its answer vanish, and
-  :meth:`FakeArm.before_next` changes the table as a concurrent writer would.
+  :meth:`FakeArm.before_next` changes the table as a concurrent writer would, and
+  :meth:`FakeArm.garble_next` answers the next read with a body of the wrong shape.
 
 HTTPS because azure-core sends bearer tokens only over TLS: the fake serves a certificate
 of a throw-away CA (``trustme``), whose file :attr:`FakeArm.ca_path` the provider is given
@@ -35,6 +36,7 @@ import asyncio
 import collections
 import dataclasses
 import itertools
+import json
 import ssl
 import tempfile
 import uuid
@@ -120,6 +122,7 @@ class FakeArm:
         """[method, status, code, headers, requests to let through first]"""
         self._lose: list[str] = []
         self._before: list[tuple[str, Callable[[], None]]] = []
+        self._garble: list[tuple[str, Callable[[Any], Any] | str]] = []
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
@@ -162,6 +165,12 @@ class FakeArm:
         """Run ``scene`` (a concurrent writer's change) just before the next ``method`` request
         is handled, after the plugin read what it read."""
         self._before.append((method, scene))
+
+    def garble_next(self, marker: str, edit: Callable[[Any], Any] | str) -> None:
+        """Answer the next ``GET`` whose path holds ``marker`` with its JSON answer passed
+        through ``edit`` (a value of the wrong shape), or with ``edit`` itself as the body
+        when it is a string (an HTML page, an empty body), with status 200."""
+        self._garble.append((marker, edit))
 
     def count(self, method: str, marker: str = "") -> int:
         """Requests of ``method`` whose path contains ``marker``."""
@@ -240,10 +249,24 @@ class FakeArm:
         if not token_request:
             response.headers["x-ms-ratelimit-remaining-subscription-reads"] = str(self.reads_left)
             response.headers["x-ms-ratelimit-remaining-subscription-writes"] = str(self.writes_left)
+        garbled = self._garbled(request, response)
+        if garbled is not None:
+            return garbled
         if request.method in self._lose and response.status < 400 and request.transport:  # noqa: PLR2004
             self._lose.remove(request.method)
             request.transport.abort()
         return response
+
+    def _garbled(self, request: web.Request, response: web.StreamResponse) -> web.Response | None:
+        """The answer :meth:`garble_next` asked for in place of ``response``, if any."""
+        for index, (marker, edit) in enumerate(self._garble):
+            if request.method == "GET" and marker in request.path:
+                del self._garble[index]
+                if isinstance(edit, str):
+                    return web.Response(text=edit, content_type="text/html")
+                text = response.text if isinstance(response, web.Response) else None
+                return web.json_response(edit(json.loads(text or "null")))
+        return None
 
     def _error(
         self, status: int, code: str, message: str, headers: dict[str, str] | None = None

@@ -32,6 +32,7 @@ import contextvars
 import dataclasses
 import datetime
 import json
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -56,8 +57,14 @@ from google.cloud.compute_v1.services.routes.transports.rest import (
     RoutesRestInterceptor,
     RoutesRestTransport,
 )
+from google.protobuf import json_format  # type: ignore[import-untyped]
 
-from routectl.errors import ProviderError, ProviderTerminalError, ProviderThrottledError
+from routectl.errors import (
+    MalformedAnswerError,
+    ProviderError,
+    ProviderTerminalError,
+    ProviderThrottledError,
+)
 from routectl.provider import RequestBudget
 from routectl.ratelimit import parse_retry_after
 from routectl_gce.options import GceOptions
@@ -325,6 +332,8 @@ class GceCloud:
             raise ProviderError(f"GCE {what}: {type(exc).__name__}") from exc
         except NotSentError as exc:
             raise ProviderError(str(exc)) from exc
+        except json_format.ParseError as exc:  # the SDK reads every 200 by the API's schema
+            raise malformed_answer(what, exc) from exc
 
     async def aclose(self) -> None:
         """Close the clients' sessions and the pool; calling it again does nothing."""
@@ -340,6 +349,17 @@ class GceCloud:
             ):
                 transport.close()  # type: ignore[no-untyped-call]
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def malformed_answer(what: str, exc: Exception) -> MalformedAnswerError:
+    """The error for an answer the SDK could not read by the API's schema: a value of the
+    wrong type (named by its path, ``items.destRange``), or a body that is not JSON."""
+    text = str(exc)
+    field = ".".join(re.findall(r"Failed to parse (\w+) field", text)) or "the body"
+    reason = text.rsplit(" field: ", 1)[-1].rstrip(".")[:120]
+    if field == "the body":
+        reason = f"not JSON ({reason}; a proxy's page?)"
+    return MalformedAnswerError(f"GCE {what}: malformed answer: {field}: {reason}", field=field)
 
 
 def _message(exc: api_exceptions.GoogleAPICallError) -> str:

@@ -12,7 +12,10 @@ is a blackhole without target (and the instance forgotten).
 
 Promises: every page is one paced request of :class:`~routectl_gce.cloud.GceCloud`; a
 filter may be given as a function, read when the first page goes out (a shared look-up
-closes its batch then); a read route that is gone is ``RouteNotFoundError``.
+closes its batch then); a read route that is gone is ``RouteNotFoundError``; a listed route
+without a name, or whose ``destRange`` is no CIDR, is a ``MalformedAnswerError`` naming the
+field (the SDK reads types by the API's schema, but leaves a missing field empty: a string
+where a route object belongs comes out as a route with no fields at all).
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from typing import Any
 
 from google.cloud import compute_v1
 
-from routectl.cidr import canonical
-from routectl.errors import RouteNotFoundError
+from routectl.cidr import canonical, parse_cidr
+from routectl.errors import MalformedAnswerError, RouteNotFoundError
 from routectl.model import Route
 from routectl_gce.cloud import REQUEST_SECONDS, Clients, GceCloud
 from routectl_gce.lookups import Instances
@@ -79,7 +82,7 @@ class Listing:
 
             page = await self._cloud.request("routes.list", send, before_send=before_send)
             before_send = None
-            found.extend(page.items)
+            found.extend(_checked(raw, f"items[{index}]") for index, raw in enumerate(page.items))
             token = page.next_page_token
             if not token:
                 return found
@@ -138,3 +141,22 @@ class Listing:
     def project(self, clients: Clients) -> str:
         """The project that holds the network, and so its routes and their operations."""
         return network_project(self.options.network(clients.project))
+
+
+def _checked(raw: compute_v1.Route, where: str) -> compute_v1.Route:
+    """``raw`` if it has what every reader of a listed route needs (a name, a CIDR as its
+    ``destRange``); else a :class:`MalformedAnswerError` naming the field."""
+    if not raw.name:
+        raise MalformedAnswerError(
+            f"GCE routes.list: malformed answer: {where}.name is empty (a route has a name)",
+            field=f"{where}.name",
+        )
+    try:
+        parse_cidr(raw.dest_range)
+    except ValueError:
+        raise MalformedAnswerError(
+            f"GCE routes.list: malformed answer: {where}.destRange is {raw.dest_range!r:.60}, "
+            "expected a CIDR",
+            field=f"{where}.destRange",
+        ) from None
+    return raw

@@ -33,7 +33,8 @@ the faults and the server.
 Faults: :meth:`FakeCompute.fail_next` answers the next matching request with an error
 (``rateLimitExceeded`` 403, 429, 5xx, ...), :meth:`FakeCompute.fail_next_operation` makes the
 next write's operation end in an error, :meth:`FakeCompute.lose_next_answer` carries out the
-next write and drops its answer. :attr:`FakeCompute.requests` logs ``METHOD path`` of every
+next write and drops its answer, :meth:`FakeCompute.garble_next` answers the next matching
+read with a body of the wrong shape. :attr:`FakeCompute.requests` logs ``METHOD path`` of every
 request received.
 """
 
@@ -42,6 +43,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
+import json
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -97,6 +100,7 @@ class FakeCompute(RoutesApi, InstancesApi, MetadataServer):
         self._faults: collections.deque[_Fault] = collections.deque()
         self._operation_errors: collections.deque[tuple[str, str, int]] = collections.deque()
         self._lose_next: str | None = None
+        self._garble: list[tuple[str, Callable[[Any], Any] | str]] = []
         self._ids = itertools.count(1000)
         self._runner: web.AppRunner | None = None
 
@@ -123,6 +127,12 @@ class FakeCompute(RoutesApi, InstancesApi, MetadataServer):
     def fail_next_operation(self, code: str, message: str, *, http_status: int = 403) -> None:
         """The next insert or delete is accepted, and its operation ends in error ``code``."""
         self._operation_errors.append((code, message, http_status))
+
+    def garble_next(self, path_part: str, edit: Callable[[Any], Any] | str) -> None:
+        """Answer the next ``GET`` whose path holds ``path_part`` with its JSON answer passed
+        through ``edit`` (a value of the wrong shape), or with ``edit`` itself as the body
+        when it is a string (an HTML page, an empty body), with status 200."""
+        self._garble.append((path_part, edit))
 
     def lose_next_answer(self, method: str = "POST") -> None:
         """Carry out the next ``method`` request on routes, then drop the connection."""
@@ -178,6 +188,13 @@ class FakeCompute(RoutesApi, InstancesApi, MetadataServer):
                 self._faults.remove(fault)
                 return error_answer(fault.status, fault.reason, fault.message, fault.headers)
         response = await handler(request)
+        for index, (part, edit) in enumerate(self._garble):
+            if request.method == "GET" and part in request.path:
+                del self._garble[index]
+                if isinstance(edit, str):
+                    return web.Response(text=edit, content_type="text/html")
+                text = response.text if isinstance(response, web.Response) else None
+                return web.json_response(edit(json.loads(text or "null")))
         lose = self._lose_next
         if lose == request.method and "/global/routes" in request.path and request.transport:
             self._lose_next = None

@@ -13,7 +13,9 @@ Promises:
   names the ``max_routes`` quota, 429 is throttling with ``Retry-After``, and so is a 503
   that carries a readable ``Retry-After`` (seconds, or an HTTP date against the answer's
   ``Date``: the API said when to come back); 409/412 (a table changed under us), other 5xx
-  and lost connections are transient.
+  and lost connections are transient;
+* an answer the SDK cannot read (a body that is not JSON, a string where a list of objects
+  belongs) is a :class:`~routectl.errors.MalformedAnswerError`, transient.
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ import requests.adapters
 from keystoneauth1 import exceptions as ks_exceptions, session as ks_session
 from keystoneauth1.identity import v3
 
-from routectl.errors import ProviderError, ProviderTerminalError, ProviderThrottledError
+from routectl.errors import (
+    MalformedAnswerError,
+    ProviderError,
+    ProviderTerminalError,
+    ProviderThrottledError,
+)
 from routectl.provider import RequestBudget
 from routectl.ratelimit import parse_retry_after
 from routectl_openstack.options import Credentials, OpenStackOptions
@@ -144,8 +151,23 @@ class OpenStackCloud:
                 raise map_http_error(operation, exc) from exc
             except (openstack.exceptions.SDKException, ks_exceptions.ClientException) as exc:
                 raise map_other_error(operation, exc) from exc
+            except requests.JSONDecodeError as exc:
+                raise MalformedAnswerError(
+                    f"OpenStack {operation}: malformed answer: the body is not JSON "
+                    f"({exc.msg}; a proxy's page?)",
+                    field="the body",
+                ) from exc
             except requests.RequestException as exc:
                 raise ProviderError(f"OpenStack {operation}: {type(exc).__name__}") from exc
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                # openstacksdk reads an answer of the wrong shape (a string where its list
+                # of objects belongs) with these; the plugin's own reads raise
+                # MalformedAnswerError, naming the field.
+                raise MalformedAnswerError(
+                    f"OpenStack {operation}: malformed answer: openstacksdk could not read it "
+                    f"({type(exc).__name__}: {str(exc)[:120]})",
+                    field="the answer",
+                ) from exc
 
         return await asyncio.to_thread(run)
 

@@ -34,9 +34,10 @@ from routectl_openstack.options import OpenStackOptions, parse_options
 from routectl_openstack.table import (
     Hop,
     as_route,
+    checked_hops,
+    checked_servers,
     claim,
     fitting,
-    hops,
     in_cidrs,
     named_nexthop,
     ours,
@@ -206,7 +207,7 @@ class OpenStackProvider:
 
         def show(connection: Any) -> _Router:
             raw = connection.network.get_router(router_id)
-            return _Router(hops(raw.routes or []), raw.revision_number)
+            return _Router(checked_hops(raw.routes), raw.revision_number)
 
         return await self._cloud.call("show router", show)
 
@@ -261,17 +262,9 @@ class OpenStackProvider:
                 return self._servers
 
             def listing(connection: Any) -> list[tuple[str, list[str]]]:
-                return [
-                    (
-                        str(s.name),
-                        [
-                            str(a.get("addr", ""))
-                            for net in (s.addresses or {}).values()
-                            for a in net
-                        ],
-                    )
-                    for s in connection.compute.servers(details=True)
-                ]
+                return checked_servers(
+                    [(s.name, s.addresses) for s in connection.compute.servers(details=True)]
+                )
 
             servers = _Servers(stamp=now)
             for name, addresses in await self._cloud.call("list servers", listing):

@@ -4,7 +4,9 @@ A router's ``routes`` are ``{destination, nexthop}`` pairs that every user of th
 shares; Neutron cannot mark one as a cluster's. A route is this cluster's only if it could
 have made it: its next hop lies in one of the Nodes' subnets (``node-cidrs``). Its Node is
 the server that has the next hop as an address; a next hop no server has is a blackhole.
-Nothing here ever plans a change to a route that is not this cluster's.
+Nothing here ever plans a change to a route that is not this cluster's. What the SDK read
+off Neutron's and Nova's answers is checked before it is used: a value of the wrong shape is
+a :class:`~routectl.errors.MalformedAnswerError` naming the field.
 """
 
 from __future__ import annotations
@@ -14,8 +16,14 @@ import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from routectl.cidr import canonical
-from routectl.errors import ProviderError, ProviderTerminalError, RouteAlreadyExistsError
+from routectl.answers import Answer
+from routectl.cidr import canonical, parse_cidr
+from routectl.errors import (
+    MalformedAnswerError,
+    ProviderError,
+    ProviderTerminalError,
+    RouteAlreadyExistsError,
+)
 from routectl.model import Route
 from routectl_openstack.options import Network
 
@@ -37,6 +45,62 @@ class Hop:
 def hops(raw: Iterable[Mapping[str, Any]]) -> list[Hop]:
     """The router's ``routes`` attribute as hops."""
     return [Hop(str(r.get("destination", "")), str(r.get("nexthop", ""))) for r in raw]
+
+
+def checked_hops(raw: object, *, what: str = "OpenStack show router") -> list[Hop]:
+    """The router's ``routes`` attribute as hops, each checked: a list (not missing: the SDK
+    reads a body that is not JSON, a proxy's page, as a router with nothing in it) of
+    objects whose ``destination`` is a CIDR and whose ``nexthop`` is a string; else a
+    :class:`~routectl.errors.MalformedAnswerError` naming the field."""
+    routes = Answer(raw, what=what, path="router.routes")
+    if routes.missing:
+        raise MalformedAnswerError(
+            f"{what}: malformed answer: router.routes is missing (not Neutron's JSON: a "
+            "proxy's page?)",
+            field="router.routes",
+        )
+    found: list[Hop] = []
+    for route in routes.items():
+        destination = route.field("destination")
+        try:
+            parse_cidr(destination.text())
+        except ValueError:
+            raise MalformedAnswerError(
+                f"{what}: malformed answer: {destination.path} is "
+                f"{destination.value!r:.60}, expected a CIDR",
+                field=destination.path,
+            ) from None
+        found.append(Hop(destination.text(), route.field("nexthop").text()))
+    return found
+
+
+def checked_servers(
+    raw: Sequence[tuple[object, object]], *, what: str = "OpenStack list servers"
+) -> list[tuple[str, list[str]]]:
+    """Nova's servers, as (name, addresses) pairs read off the SDK's objects, checked: a
+    name that is a non-empty string, ``addresses`` an object of lists of objects whose
+    ``addr`` is a string; else a :class:`~routectl.errors.MalformedAnswerError` naming the
+    field (never a server without addresses: its routes would look like blackholes)."""
+    found: list[tuple[str, list[str]]] = []
+    for index, (name, addresses) in enumerate(raw):
+        where = f"servers[{index}]"
+        text = Answer(name, what=what, path=f"{where}.name").text()
+        if not text:
+            raise MalformedAnswerError(
+                f"{what}: malformed answer: {where}.name is empty", field=f"{where}.name"
+            )
+        networks = Answer(addresses, what=what, path=f"{where}.addresses")
+        found.append(
+            (
+                text,
+                [
+                    address.field("addr").text()
+                    for network in networks.obj()
+                    for address in networks.field(network).items()
+                ],
+            )
+        )
+    return found
 
 
 def in_cidrs(address: str, cidrs: Sequence[Network]) -> bool:

@@ -9,8 +9,9 @@ semantics), Nova's version document and ``GET /servers/detail``. It models what 
 router hard: the ``max_routes`` quota (400 ``RoutesExhausted``, naming the maximum), next hops
 that must lie in a subnet the router is attached to (400 ``InvalidRoutes``), the request body
 limit (413 above ``max_body`` bytes, oslo's default 114688), bearer tokens (401), injected
-errors (``fail_next``, a 429 with ``Retry-After``) and answers lost after the change was made
-(``lose_next_answer``). Every request is logged with its loop time, for counting.
+errors (``fail_next``, a 429 with ``Retry-After``), answers lost after the change was made
+(``lose_next_answer``) and answers of the wrong shape (``garble_next``). Every request is
+logged with its loop time, for counting.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ class FakeOpenStack:
         self._errors: collections.deque[tuple[str, int, str, dict[str, str]]] = collections.deque()
         self._delay = 0
         self._lose: list[tuple[str, str]] = []
+        self._garble: list[tuple[str, Callable[[Any], Any] | str]] = []
         self._runner: web.AppRunner | None = None
 
     # -- scene verbs ------------------------------------------------------------------------
@@ -121,6 +123,12 @@ class FakeOpenStack:
         """Carry out the next ``method`` request whose path ends with ``suffix``, then drop the
         connection unanswered."""
         self._lose.append((method, suffix))
+
+    def garble_next(self, suffix: str, edit: Callable[[Any], Any] | str) -> None:
+        """Answer the next ``GET`` whose path ends with ``suffix`` with its JSON answer passed
+        through ``edit`` (a value of the wrong shape), or with ``edit`` itself as the body
+        when it is a string (an HTML page, an empty body), with status 200."""
+        self._garble.append((suffix, edit))
 
     def count(self, method: str, suffix: str = "") -> int:
         """Requests of ``method`` whose path ends with ``suffix``."""
@@ -171,6 +179,13 @@ class FakeOpenStack:
         if request.content_length and request.content_length > self.max_body:
             return web.json_response({"error": "request body too large"}, status=413)
         response = await handler(request)
+        for index, (suffix, edit) in enumerate(self._garble):
+            if request.method == "GET" and request.path.endswith(suffix):
+                del self._garble[index]
+                if isinstance(edit, str):
+                    return web.Response(text=edit, content_type="text/html")
+                text = response.text if isinstance(response, web.Response) else None
+                return web.json_response(edit(json.loads(text or "null")))
         lost = next(
             (x for x in self._lose if x[0] == request.method and request.path.endswith(x[1])), None
         )
