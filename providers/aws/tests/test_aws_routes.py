@@ -86,6 +86,24 @@ async def test_other_clusters_routes_are_not_listed(vpc: Vpc, make_provider: Mak
     assert await vpc.instance_routes(other) == {CIDR_A: node.id}
 
 
+async def test_no_table_of_the_cluster_fails_the_listing(
+    vpc: Vpc, make_provider: MakeProvider
+) -> None:
+    """A wrong --cluster-name (or tag) selects no table: the listing fails, as upstream's
+    findRouteTable fails ListRoutes, instead of showing an empty cloud whose every route
+    routectl would then try to create (and mark each Node NoRouteCreated when it cannot)."""
+    other = await vpc.cluster_table("prod-real")
+    (node,) = await vpc.launch()
+    await vpc.ec2.create_route(RouteTableId=other, DestinationCidrBlock=CIDR_A, InstanceId=node.id)
+    provider = make_provider()
+    message = f"no route table has the tag kubernetes.io/cluster/{CLUSTER}=owned"
+    with pytest.raises(ProviderTerminalError, match=message):
+        await provider.list_routes()
+    with pytest.raises(ProviderTerminalError, match=message):
+        await provider.route_tables()
+    assert await vpc.instance_routes(other) == {CIDR_A: node.id}
+
+
 async def test_gateway_routes_are_not_ours(vpc: Vpc, make_provider: MakeProvider) -> None:
     """An internet-gateway route in the cluster's table is neither listed nor replaced."""
     table = await vpc.cluster_table(CLUSTER)

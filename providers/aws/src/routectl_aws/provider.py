@@ -96,11 +96,21 @@ class AwsProvider:
         """Every selected table by id, with the (canonical) destinations of its instance and
         blackhole routes, the kind routectl programs, whatever their CIDR (``routectl plan``
         tells how many of them this cluster owns); local and gateway routes are left out."""
-        tables = await self._tables.load()
+        tables = await self._selected()
         return {t.id: frozenset(t.entries) for t in tables}
 
+    async def _selected(self) -> list[Table]:
+        """The selected tables, listed afresh; none is a terminal error, as upstream's
+        ``findRouteTable`` fails ListRoutes: a wrong --cluster-name or tag must stop the sync
+        before it writes a Node's condition, not show an empty cloud."""
+        tables = await self._tables.load()
+        if not tables:
+            raise ProviderTerminalError(self._no_tables_message())
+        return tables
+
     async def list_routes(self) -> Collection[Route]:
-        """The cluster's instance and blackhole routes, one per destination, nodes resolved.
+        """The cluster's instance and blackhole routes, one per destination, nodes resolved;
+        a :class:`ProviderTerminalError` when no table is the cluster's.
 
         A destination missing from some selected table, or pointing at different instances in
         different tables, is listed without a target: routectl repoints it (one create per table
@@ -108,7 +118,7 @@ class AwsProvider:
         the tables that have it when none does, so a stale route left in one table is cleaned
         up as it would be in one table.
         """
-        tables = await self._tables.load()
+        tables = await self._selected()
         by_destination: dict[str, list[Entry]] = {}
         for table in tables:
             for key, entry in table.entries.items():
