@@ -169,8 +169,10 @@ def plan(
         for node in nodes
         for key in wanted.get(node.name, {})
     }
-    # A misconfigured pod CIDR gets no new route, but a route that serves it now stays.
+    # A misconfigured pod CIDR gets no new route, but a route that serves it now stays, and
+    # counts for the Node's condition as upstream counts it (it routes the pod CIDR).
     actions.update(dict.fromkeys(tolerated, Action.KEEP))
+    unroutable |= _unserved(tolerated, by_target)
     # An unknown Node's routes stay: a create that would replace one is withheld.
     held = {
         canonical(route.destination_cidr): route.target_node
@@ -200,7 +202,8 @@ def _wanted_cidrs(
     """Map node name -> canonical CIDR -> the CIDR as the node spells it; collect bad ones.
 
     Also returns the nodes that cannot be fully routed, and the (node, CIDR) pairs outside
-    the cluster CIDRs, whose existing routes are tolerated.
+    the cluster CIDRs, whose existing routes are tolerated (such a Node is unroutable only
+    when no route serves that CIDR: see :func:`_unserved`).
     """
     wanted: dict[str, dict[str, str]] = {}
     unroutable: set[str] = set()
@@ -216,11 +219,29 @@ def _wanted_cidrs(
             if problem is None:
                 mine[canonical(cidr)] = cidr
                 continue
-            unroutable.add(node.name)
             problems.append(problem)
             if problem.reason == "ClusterCIDRMisconfigured":
-                tolerated.add((node.name, canonical(cidr)))
+                tolerated.add((node.name, canonical(cidr)))  # unroutable unless served
+            else:
+                unroutable.add(node.name)
     return wanted, unroutable, tolerated
+
+
+def _unserved(
+    tolerated: Iterable[tuple[str, str]], by_target: Mapping[str, Sequence[Route]]
+) -> set[str]:
+    """The Nodes of ``tolerated`` (node, CIDR) pairs whose CIDR no healthy listed route of
+    theirs serves: a pod CIDR outside --cluster-cidr that is routed already (a migration with
+    narrower CIDR flags, a dual-stack Node under an IPv4-only --cluster-cidr) leaves its Node
+    routed, as upstream, which never checks --cluster-cidr before routing."""
+    return {
+        name
+        for name, key in tolerated
+        if not any(
+            canonical(r.destination_cidr) == key and not r.blackhole
+            for r in by_target.get(name, ())
+        )
+    }
 
 
 def _claim(

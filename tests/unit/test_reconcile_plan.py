@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from ipaddress import ip_network
 
 import pytest
@@ -289,6 +290,22 @@ def test_existing_route_for_misconfigured_cidr_is_kept() -> None:
     result = plan(nodes=[node("a", "10.244.0.0/15")], routes=[existing], cluster_cidrs=V4)
     assert result.deletes == ()
     assert result.creates == ()
+    assert result.unroutable_nodes == frozenset()  # routed: its condition says so
+
+
+def test_a_dual_stack_node_under_an_ipv4_only_cluster_cidr_is_routed_if_both_routes_exist() -> None:
+    """Migrating from a CCM whose --cluster-cidr named only IPv4: upstream routed the IPv6
+    CIDR anyway. Both routes exist, so the Node is routed (its condition stays False); only
+    when the IPv6 route is missing is it unroutable (routectl creates none outside)."""
+    both = node("a", "10.244.1.0/24", "fd00:10:244:1::/64")
+    v4, v6 = route("a", "10.244.1.0/24"), route("a", "fd00:10:244:1::/64")
+    served = plan(nodes=[both], routes=[v4, v6], cluster_cidrs=V4)
+    assert (served.creates, served.deletes, served.unroutable_nodes) == ((), (), frozenset())
+    assert [p.reason for p in served.problems] == ["ClusterCIDRMisconfigured"]
+    missing = plan(nodes=[both], routes=[v4], cluster_cidrs=V4)
+    assert missing.unroutable_nodes == {"a"}
+    blackholed = dataclasses.replace(v6, blackhole=True)
+    assert plan(nodes=[both], routes=[v4, blackholed], cluster_cidrs=V4).unroutable_nodes == {"a"}
 
 
 def test_duplicate_pod_cidr_is_reported_once() -> None:
