@@ -23,6 +23,7 @@ from routectl.cli.dropin import say_ignored
 from routectl.cli.preview import (
     allocations_as_json,
     allocations_as_table,
+    condition_changes,
     ownership,
     ownership_lines,
     plan_as_json,
@@ -271,8 +272,12 @@ async def plan_once(
         allow=settings.allow_mass_delete,
     )
     owners = ownership(routes, settings.route_cidrs, tables)
+    conditions = condition_changes(nodes, result, verdict.plan)
     if output == "json":
         shown = dict(plan_as_json(result, verdict.plan))
+        shown["conditions"] = [
+            {"node": c.node, "status": c.then.status, "reason": c.then.reason} for c in conditions
+        ]
         shown["guard"] = {"withholds_deletes": verdict.tripped, "message": verdict.message}
         shown["tables"] = [
             {"table": t.table, "routes": t.routes, "owned": t.owned, "warning": t.warning}
@@ -283,6 +288,7 @@ async def plan_once(
         text = json.dumps(shown, indent=2) + "\n"
     else:
         text = plan_as_table(result, verdict.plan) + (allocations_as_table(*ipam) if ipam else "")
+        text += "".join(f"{c.line}\n" for c in conditions)
         text += "".join(f"{line}\n" for line in verdict_lines(verdict, result))
         text += "".join(f"{line}\n" for line in ownership_lines(owners))
     try:
@@ -296,7 +302,7 @@ async def plan_once(
         _quiet_stdout(out)
         err.write(f"routectl plan: error: cannot write the plan: {exc.strerror or exc}\n")
         return EXIT_FAILED
-    pending = not result.empty or bool(ipam and ipam[0].allocations)
+    pending = not result.empty or bool(conditions) or bool(ipam and ipam[0].allocations)
     return EXIT_CHANGES if detailed_exitcode and pending else EXIT_OK
 
 

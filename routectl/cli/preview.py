@@ -4,7 +4,9 @@ IPAM on, the allocations it would make, the Nodes that would wait and the findin
 :func:`ownership` says how many routes routectl owns in each table it reads (the tables a
 plugin describes with an optional ``route_tables()``, else its listing as one table); a
 non-empty table of which it owns none is a warning, the sign of a wrong ``--cluster-name``,
-``--cluster-cidr`` or table. :func:`verdict_lines` shows what the mass-delete guard would do.
+``--cluster-cidr`` or table. :func:`verdict_lines` shows what the mass-delete guard would do,
+:func:`condition_changes` the Node conditions a sync would write (``NetworkUnavailable=True``
+stops scheduling on a Node: the one change a preview must not hide).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Collection, Iterable, Mapping
 
 from routectl.cidr import Network, canonical, network_or_none
 from routectl.ipam.core import Decision, Finding
-from routectl.model import Route
+from routectl.model import Condition, NodeView, Route
+from routectl.plan.conditions import desired_condition, routes_created
 from routectl.plan.guard import Verdict
 from routectl.plan.reconcile import Plan
 
@@ -72,6 +75,41 @@ def verdict_lines(verdict: Verdict, result: Plan) -> list[str]:
     if result.deletes:
         return [f"mass-delete guard: would allow the {len(result.deletes)} deletes"]
     return ["mass-delete guard: nothing to delete"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ConditionChange:
+    """A Node's NetworkUnavailable condition that a sync would write."""
+
+    node: str
+    now: Condition | None
+    then: Condition
+
+    @property
+    def line(self) -> str:
+        """How ``routectl plan`` shows it."""
+        was = f"{self.now.status} ({self.now.reason})" if self.now else "not set"
+        return (
+            f"condition: node {self.node} NetworkUnavailable would become {self.then.status} "
+            f"({self.then.reason}), now {was}"
+        )
+
+
+def condition_changes(
+    nodes: Iterable[NodeView], result: Plan, carried: Plan
+) -> list[ConditionChange]:
+    """The NetworkUnavailable writes a sync of ``carried`` would make, if every create it
+    carries out succeeds (a create the mass-delete guard withholds counts as failed)."""
+    by_name = {node.name: node for node in nodes}
+    withheld = [c for c in result.creates if c not in carried.creates]
+    wanted = routes_created(nodes=by_name.values(), plan=carried, failed=withheld)
+    changes = []
+    for name, created in sorted(wanted.items()):
+        now = by_name[name].network_unavailable
+        then = desired_condition(now, routes_created=created)
+        if then is not None:
+            changes.append(ConditionChange(node=name, now=now, then=then))
+    return changes
 
 
 def ownership_lines(tables: Iterable[Ownership]) -> list[str]:

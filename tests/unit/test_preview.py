@@ -6,13 +6,14 @@ from ipaddress import ip_network
 
 from routectl.cli.preview import (
     LISTING,
+    condition_changes,
     ownership,
     ownership_lines,
     plan_as_json,
     plan_as_table,
     verdict_lines,
 )
-from routectl.model import NodeView, Route
+from routectl.model import Condition, NodeView, Route
 from routectl.plan.guard import guard
 from routectl.plan.reconcile import plan
 
@@ -90,3 +91,27 @@ def test_creates_and_deletes_the_guard_withholds_are_marked_not_counted() -> Non
         "routectl plan: 4 to create, 10 to delete"
     )
     assert "withheld" not in plan_as_table(result, allowed.plan)
+
+
+def test_the_node_conditions_a_sync_would_write_are_shown() -> None:
+    """A preview must not hide the change that stops scheduling: a Node whose pod CIDR lies
+    outside --cluster-cidr with no route would turn NetworkUnavailable=True; a routed Node
+    without the condition gets RouteCreated; a Node already right gets nothing."""
+    routed = Condition(status="False", reason="RouteCreated", message="")
+    nodes = [
+        NodeView(name="a", uid="ua", pod_cidrs=("10.99.0.0/24",), addresses=(), network_unavailable=routed),
+        NodeView(name="b", uid="ub", pod_cidrs=("10.244.1.0/24",), addresses=()),
+        NodeView(name="c", uid="uc", pod_cidrs=("10.244.2.0/24",), addresses=(), network_unavailable=routed),
+    ]  # fmt: skip
+    listed = [Route(target_node=n, destination_cidr=c) for n, c in (("b", "10.244.1.0/24"), ("c", "10.244.2.0/24"))]  # fmt: skip
+    result = plan(nodes=nodes, routes=listed, cluster_cidrs=CIDRS)
+    changes = condition_changes(nodes, result, result)
+    assert [(c.node, c.then.status, c.then.reason) for c in changes] == [
+        ("a", "True", "NoRouteCreated"),
+        ("b", "False", "RouteCreated"),
+    ]
+    assert changes[0].line == (
+        "condition: node a NetworkUnavailable would become True (NoRouteCreated), "
+        "now False (RouteCreated)"
+    )
+    assert changes[1].line.endswith("now not set")
