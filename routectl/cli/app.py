@@ -240,14 +240,16 @@ async def plan_once(
 ) -> int:
     """``routectl plan``: read Nodes and routes, print the plan, change nothing.
 
-    Besides the creates and deletes it shows the mass-delete guard's verdict and how many
+    Besides the creates and deletes it shows the Node conditions a sync would write, the
+    mass-delete guard's verdict and how many
     routes routectl owns in each table it reads, with a warning for a non-empty table of
     which it owns none. A side that cannot be read ends it with one line on ``err`` that
     names the side (the Kubernetes API server or the cloud) and exit code 1; a reader that
     closes the pipe early (``| head``) ends it quietly with 141, as a tool killed by SIGPIPE;
     output that cannot be written (``> /dev/full``) is one line and exit code 1. Log lines
     are not printed: the one line says what failed. With ``detailed_exitcode`` (as
-    ``terraform plan -detailed-exitcode``) a plan with changes pending exits 2, one without
+    ``terraform plan -detailed-exitcode``) a plan with changes pending (routes, conditions,
+    allocations) exits 2, one without
     0, an error 1.
     """
     out, err = out or sys.stdout, err or sys.stderr
