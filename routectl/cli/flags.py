@@ -19,6 +19,7 @@ Promises:
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -72,10 +73,16 @@ def wants_version(argv: Sequence[str]) -> bool:
 
 
 def go_help(argv: Sequence[str]) -> list[str]:
-    """pflag's ``--help=BOOL``: ``--help=false`` is dropped, ``--help=true`` is ``--help``."""
+    """pflag's ways the parser does not know by itself: ``--help=false`` is dropped and
+    ``--help=true`` is ``--help``; a boolean flag given bare (``--leader-elect``) never takes
+    the next word as its value (pflag's ``NoOptDefVal``: ``--leader-elect false`` leaves
+    ``false`` as a stray argument, refused, where argparse would have read it as the value)."""
     kept: list[str] = []
     for arg in argv:
         name, sep, value = arg.partition("=")
+        if not sep and name in _bare_flags():
+            kept.append(f"{name}={_bare_flags()[name]}")
+            continue
         if name in ("--help", "-h") and sep:
             try:
                 if parse_bool(value):
@@ -85,6 +92,19 @@ def go_help(argv: Sequence[str]) -> list[str]:
             continue
         kept.append(arg)
     return kept
+
+
+@functools.cache
+def _bare_flags() -> dict[str, str]:
+    """Every spelling of a flag that may be given without a value (pflag's booleans), with
+    the text that stands for it."""
+    bare: dict[str, str] = {"--version": "true"}
+    for option in OPTIONS:
+        const = getattr(option.syntax, "bare", None)
+        if option.flag is not None and const is not None:
+            for name in (option.flag, *option.aliases):
+                bare[name] = option.syntax.show(const)
+    return bare
 
 
 def add_commands(commands: Any, *, environ: Mapping[str, str] | None = None) -> None:
@@ -160,7 +180,7 @@ def _argument(option: Option[Any], environ: Mapping[str, str]) -> dict[str, Any]
     syntax = option.syntax
     if isinstance(syntax, RepeatedSyntax) or syntax.slice:
         return spec | {"action": "append"}
-    if option.aliases:
+    if any(alias.startswith("--") for alias in option.aliases):  # -v is --v's shorthand
         spec["action"] = _OneSpelling
     if option.check is not None and option.check.choices:
         spec |= {"choices": option.check.choices, "metavar": None}

@@ -37,9 +37,10 @@ from routectl.config.option import (
 __all__ = ["CONTROLLERS", "FEATURE_GATES", "RoutingOptions"]
 
 FEATURE_GATES: Syntax[Mapping[str, bool]] = Syntax(
-    metavar="GATE=BOOL,...", parse=parse_gates, show=format_gates, late=True
+    metavar="GATE=BOOL,...", parse=parse_gates, show=format_gates, late=True, slice=True
 )
-"""``--feature-gates``: Kubernetes' known gates; routectl acts on the watch-mode gate only."""
+"""``--feature-gates``: Kubernetes' known gates; routectl acts on the watch-mode gate only.
+Given twice, the lists add up (a later value of one gate wins), as pflag's mapStringBool."""
 CONTROLLERS: Syntax[tuple[str, ...]] = Syntax(
     metavar="NAME,...", parse=parse_controllers, show=format_controllers, slice=True
 )

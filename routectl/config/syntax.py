@@ -28,6 +28,8 @@ from routectl.errors import ConfigError
 MAX_CLUSTER_CIDRS = 2
 MAX_PORT = 65535
 
+_GO_INT = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|0[0-7_]*|[1-9][0-9_]*)")
+"""An integer literal as Go's strconv.ParseInt reads one with base 0."""
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _SECOND_NS = 10**9
@@ -65,10 +67,17 @@ def parse_number(text: str) -> float:
 
 
 def parse_int(text: str) -> int:
-    """A decimal integer that fits Go's int32, as Kubernetes' integer flags do."""
+    """An integer that fits Go's int32, written as pflag reads it (``strconv.ParseInt`` with
+    base 0): decimal, ``0x1f``, ``0o17`` or ``017`` (octal), ``0b101``, underscores between
+    digits; no spaces."""
+    if not _GO_INT.fullmatch(text):
+        raise ValueError(f"{text!r} is not an integer")
+    sign, digits = ("-" if text[0] == "-" else ""), text.lstrip("+-")
+    if len(digits) > 1 and digits[0] == "0" and digits[1] in "01234567_":
+        digits = "0o" + digits[1:]  # Go's legacy octal: 017 is 15
     try:
-        value = int(text)
-    except ValueError:
+        value = int(sign + digits, 0)
+    except ValueError:  # an underscore out of place
         raise ValueError(f"{text!r} is not an integer") from None
     if not -(2**31) <= value < 2**31:
         raise ValueError(f"{text!r} does not fit a 32-bit integer")

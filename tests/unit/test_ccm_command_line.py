@@ -166,7 +166,9 @@ def test_an_unknown_controller_is_refused_in_the_ccms_words() -> None:
             ["--cloud-provider=aws"],
             "--provider=fake and --cloud-provider=aws name the same setting",
         ),
-        (["-v=2", "--v=3"], "-v=2 and --v=3 name the same setting with different values"),
+        (["--leader-elect", "false"], "unrecognized arguments: false"),
+        (["--configure-cloud-routes", "false"], "unrecognized arguments: false"),
+        (["--secure-port=010258"], "'010258' is not an integer"),
         (["--webhook-tls-curve-preferences=abc"], "'abc' is not an integer"),
         (["--webhook-secure-port=70000"], "70000 must be between 0 and 65535, inclusive"),
         (["--webhook-secure-port=-1"], "-1 must be between 0 and 65535, inclusive"),
@@ -183,11 +185,37 @@ def test_bad_ccm_values_exit_2_with_one_line(args: list[str], needle: str, capsy
 
 
 def test_two_spellings_of_one_flag_with_one_value_are_fine() -> None:
-    """--provider and --cloud-provider (or -v and --v) may both be given if they agree; one
-    spelling given twice keeps the last value, as pflag does."""
+    """--provider and --cloud-provider may both be given if they agree; -v is --v's
+    shorthand (one pflag flag), so either given twice keeps the last value, as pflag does."""
     assert parse_run_flags([*REQUIRED, "--cloud-provider=fake"]).provider == "fake"
     assert parse_run_flags([*REQUIRED, "-v=2", "--v=2"]).verbosity == 2
     assert parse_run_flags([*REQUIRED, "--v=2", "--v=5"]).verbosity == 5
+    assert parse_run_flags([*REQUIRED, "--v=2", "-v=4"]).verbosity == 4
+
+
+def test_integers_are_read_as_pflag_reads_them() -> None:
+    """strconv.ParseInt with base 0: hexadecimal, octal with 0 or 0o, binary, underscores."""
+    assert parse_run_flags([*REQUIRED, "--secure-port=0x2812"]).secure_port == 10258
+    assert parse_run_flags([*REQUIRED, "--kube-api-burst=010"]).kube_api_burst == 8
+    assert parse_run_flags([*REQUIRED, "--kube-api-burst=1_000"]).kube_api_burst == 1000
+
+
+def test_a_bare_boolean_flag_is_true_and_takes_no_value_from_the_next_word() -> None:
+    """pflag's NoOptDefVal: --leader-elect alone is true; the word after it is its own."""
+    assert parse_run_flags([*REQUIRED, "--leader-elect=false", "--leader-elect"]).leader_elect
+
+
+def test_feature_gates_given_twice_add_up() -> None:
+    """pflag's mapStringBool merges: a later --feature-gates does not drop earlier gates."""
+    gate = "CloudControllerManagerWatchBasedRoutesReconciliation"
+    s = parse_run_flags(
+        [*REQUIRED, f"--feature-gates={gate}=false", "--feature-gates=AllAlpha=false"]
+    )
+    assert dict(s.feature_gates) == {gate: False, "AllAlpha": False}
+    s = parse_run_flags(
+        [*REQUIRED, f"--feature-gates={gate}=false", f"--feature-gates={gate}=true"]
+    )
+    assert dict(s.feature_gates) == {gate: True}
 
 
 def test_cloud_config_is_read_as_provider_options(tmp_path) -> None:
