@@ -107,7 +107,7 @@ async def test_ca_file_trusts_a_private_ca_and_nothing_else(tmp_path: Path) -> N
         ]
         await trusted.aclose()
         untrusted = scene(fake)
-        with pytest.raises(ProviderError, match="SSLError"):
+        with pytest.raises(ProviderError, match=r"SSLError \(is the cloud's certificate"):
             await untrusted.list_routes()
         await untrusted.aclose()
 
@@ -187,7 +187,8 @@ def test_clouds_yaml_tls_keys_fill_the_tls_options(tmp_path: Path) -> None:
     ca_file, _ = private_ca(tmp_path)
     clouds = tmp_path / "clouds.yaml"
     clouds.write_text(
-        "clouds:\n  prod:\n    auth: {auth_url: 'https://k/v3', username: u, password: p}\n"
+        "clouds:\n  prod:\n    auth: {auth_url: 'https://k/v3', username: u, password: p,"
+        " domain_name: D}\n"
         f"    cacert: {ca_file}\n    cert: {tmp_path / 'server.pem'}\n"
         f"    key: {tmp_path / 'server.key'}\n    interface: admin\n    verify: false\n"
     )
@@ -198,6 +199,8 @@ def test_clouds_yaml_tls_keys_fill_the_tls_options(tmp_path: Path) -> None:
     assert parsed.verify == str(ca_file)
     assert parsed.cert == (str(tmp_path / "server.pem"), str(tmp_path / "server.key"))
     assert parsed.interface == "admin"
+    domains = (parsed.credentials.user_domain_name, parsed.credentials.project_domain_name)
+    assert domains == ("D", "D")  # domain_name: both, as gophercloud reads it
 
 
 def test_tls_insecure_wins_over_ca_file(tmp_path: Path) -> None:
@@ -215,7 +218,7 @@ def test_tls_insecure_wins_over_ca_file(tmp_path: Path) -> None:
         pytest.param({"ca-file": "/nonexistent/ca.pem"}, "ca-file '/nonexistent/ca.pem'", id="ca"),
         pytest.param({"tls-insecure": "maybe"}, "tls-insecure='maybe'", id="insecure"),
         pytest.param(
-            {"interface": "internalURL"}, "interface='internalURL' (os-endpoint-type)", id="iface"
+            {"interface": "internalURL"}, "interface='internalURL' (os-endpoint-type", id="iface"
         ),
         pytest.param({"cert-file": "/x.pem"}, "cert-file and key-file go together", id="cert"),
         pytest.param({"use-clouds": "true"}, "needs cloud (or OS_CLOUD)", id="no-cloud"),

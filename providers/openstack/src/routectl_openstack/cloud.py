@@ -230,6 +230,11 @@ def map_other_error(operation: str, exc: Exception) -> ProviderError:
         )
     if isinstance(exc, ks_exceptions.Unauthorized | ks_exceptions.MissingAuthPlugin):
         return ProviderTerminalError(f"OpenStack {operation}: Keystone refused ({name})")
+    if isinstance(exc, ks_exceptions.SSLError):
+        return ProviderError(
+            f"OpenStack {operation}: {name} (is the cloud's certificate signed by a CA of "
+            "ca-file, or of the system's when there is none?)"
+        )
     if isinstance(exc, ks_exceptions.EndpointNotFound):
         return ProviderTerminalError(f"OpenStack {operation}: no such endpoint in the catalog")
     if isinstance(exc, openstack.exceptions.ServiceDisabledException):

@@ -200,6 +200,8 @@ def _from_clouds_yaml(options: Mapping[str, str], environ: Mapping[str, str]) ->
     found = {opt: entry.get(key) for key, opt in _CLOUDS_TOP.items()}
     auth = entry.get("auth") or {}
     found |= {opt: auth.get(key) for key, opt in _CLOUDS_AUTH.items()}
+    for option in ("user-domain-name", "project-domain-name"):  # gophercloud: both, unless given
+        found[option] = found[option] or auth.get("domain_name")
     return {opt: str(value) for opt, value in found.items() if isinstance(value, str) and value}
 
 
@@ -231,8 +233,8 @@ def _interface(options: Mapping[str, str]) -> str:
     interface = options.get("interface", "").strip() or "public"
     if interface not in INTERFACES:
         raise _fail(
-            f"interface={interface!r} (os-endpoint-type) must be one of {', '.join(INTERFACES)}, "
-            "the values cloud-provider-openstack accepts"
+            f"interface={interface!r} (os-endpoint-type, or a clouds.yaml entry's interface) "
+            f"must be one of {', '.join(INTERFACES)}, the values cloud-provider-openstack accepts"
         )
     return interface
 
