@@ -15,7 +15,10 @@ the provider's CCM (:data:`DIALECTS`):
   (AWS ``RouteTableID`` pins the table, ``KubernetesClusterID``/``Tag`` the cluster's tag,
   ``VPC``, ``Region`` or the region of ``Zone``, ``RoleARN``, an ``ec2``
   ``ServiceOverride``'s ``URL``;
-  OpenStack ``[Global]`` auth and region, ``[Route] router-id``);
+  OpenStack ``[Global]`` auth, region, TLS (``ca-file``, ``tls-insecure``, client
+  certificate), endpoint interface, clouds.yaml (``use-clouds``), ``[Route] router-id``);
+* a key that concerns routes but that the plugin cannot honour (OpenStack trusts, domain
+  ids) is a ConfigError: starting without it would fail every call;
 * other keys that CCM knows are accepted and named once (:attr:`Translated.ignored`);
 * for a provider with no dialect (``fake``, third-party plugins) every ``key = value`` is a
   provider option and sections are only headings, as before
@@ -237,6 +240,7 @@ def _aws_derived(g: Mapping[str, str], path: str) -> dict[str, str]:
 _OPENSTACK_GLOBAL = {
     "auth_url": "auth-url",
     "region": "region",
+    "user_id": "user-id",
     "username": "username",
     "password": "password",
     "tenant_id": "project-id",
@@ -245,15 +249,30 @@ _OPENSTACK_GLOBAL = {
     "tenant_domain_name": "project-domain-name",
     "application_credential_id": "application-credential-id",
     "application_credential_secret": "application-credential-secret",
+    "ca_file": "ca-file",
+    "tls_insecure": "tls-insecure",
+    "cert_file": "cert-file",
+    "key_file": "key-file",
+    "os_endpoint_type": "interface",
+    "use_clouds": "use-clouds",
+    "clouds_file": "clouds-file",
+    "cloud": "cloud",
 }
-_OPENSTACK_GLOBAL_UNSUPPORTED = frozenset(
-    {
-        "user_id", "trust_id", "trustee_id", "trustee_password", "domain_id",
-        "tenant_domain_id", "user_domain_id", "application_credential_name", "token",
-        "ca_file", "cert_file", "key_file", "tls_insecure", "use_clouds", "clouds_file",
-        "cloud", "os_endpoint_type",
-    }
-)  # fmt: skip
+"""``[Global]`` keys of cloud-provider-openstack's ``AuthOpts`` and the plugin option that
+does what the key does there."""
+_OPENSTACK_GLOBAL_REFUSED = {
+    "trust_id": "Keystone trusts",
+    "trustee_id": "Keystone trusts",
+    "trustee_password": "Keystone trusts",
+    "domain_id": "domain ids (give domain-name)",
+    "user_domain_id": "domain ids (give user-domain-name)",
+    "tenant_domain_id": "domain ids (give tenant-domain-name)",
+    "application_credential_name": (
+        "application credentials by name (give application-credential-id)"
+    ),
+}
+"""Keys routectl's openstack plugin cannot honour: refused at start-up, since going on
+without them would fail every call to the cloud."""
 _OPENSTACK_SECTIONS = {
     "loadbalancer": "the service controller's",
     "loadbalancerclass": "the service controller's",
@@ -274,10 +293,11 @@ def _openstack(entries: Sequence[Entry], path: str) -> Translated:
             options[_OPENSTACK_GLOBAL[name]] = e.value.strip()
         elif section == "global" and name == "domain_name":
             domain = e.value.strip()
-        elif section == "global" and name in _OPENSTACK_GLOBAL_UNSUPPORTED:
-            unknown.append(
-                f"Not supported: {e.spelled} (routectl's openstack provider authenticates "
-                "with a password or an application credential id and secret)"
+        elif section == "global" and name in _OPENSTACK_GLOBAL_REFUSED:
+            raise ConfigError(
+                f"--cloud-config {path}:{e.line}: {e.spelled} is not supported: routectl's "
+                f"openstack provider does not authenticate with "
+                f"{_OPENSTACK_GLOBAL_REFUSED[name]}"
             )
         elif section == "route" and name == "router_id":
             options["router-id"] = e.value.strip()

@@ -5,9 +5,13 @@ HTTPS on ``--bind-address``, as the cloud-controller-manager serves them:
 
 * the certificate is ``--tls-cert-file``/``--tls-private-key-file``, or a self-signed one
   made at start-up (``<host>@<unix time>``, valid for the host's names and addresses),
-  written to ``--cert-dir`` or a temporary directory; ``--tls-min-version`` is honoured
-  (as far as OpenSSL's security level allows TLS 1.0 and 1.1), ``--tls-cipher-suites``
-  chooses the TLS 1.2 suites (Go's names, OpenSSL's suites), ``--tls-curve-preferences``
+  written to ``--cert-dir`` or a temporary directory: ECDSA P-256 (made in a millisecond),
+  or RSA-2048 as client-go makes it when ``--tls-cipher-suites`` names an RSA suite for
+  TLS 1.2 (an ECDSA certificate could serve none of those); ``--tls-min-version`` is
+  honoured (as far as OpenSSL's security level allows TLS 1.0 and 1.1),
+  ``--tls-cipher-suites`` chooses the TLS 1.2 suites (Go's names, OpenSSL's suites), and a
+  ``--tls-cert-file`` whose key can serve none of them (an ECDSA key with RSA suites only)
+  is refused at start-up unless TLS 1.2 is off; ``--tls-curve-preferences``
   the key-exchange group (the first one OpenSSL knows: Python's ssl sets one group);
   HTTP/1.1 only, so HTTP/2 is always off (``--disable-http2-serving``'s true);
 * a request's bearer token is authenticated by a TokenReview, and the user (or
@@ -185,8 +189,14 @@ def tls_context(
 ) -> ssl.SSLContext:
     """The server's TLS context: the given pair, or a self-signed one made now."""
     scratch: Path | None = None
+    tls12 = TLS_VERSIONS[min_version] < ssl.TLSVersion.TLSv1_3
+    suites = [n for n in cipher_suites if n in OPENSSL_CIPHERS] if tls12 else []
+    given = cert_file is not None and key_file is not None
     if cert_file is None or key_file is None:
-        cert_file, key_file = self_signed(cert_dir=cert_dir, bind_address=bind_address)
+        rsa_key = any(_suite_key(n) == "RSA" for n in suites)
+        cert_file, key_file = self_signed(
+            cert_dir=cert_dir, bind_address=bind_address, rsa_key=rsa_key
+        )
         if cert_dir is None:  # made in a temporary directory: gone once loaded
             scratch = Path(cert_file).parent
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -205,7 +215,40 @@ def tls_context(
     finally:
         if scratch is not None:  # the key lives in the context only: no file is left behind
             shutil.rmtree(scratch, ignore_errors=True)
+    if given and suites:
+        _check_key_fits_suites(cert_file, suites)
     return context
+
+
+def _suite_key(name: str) -> str:
+    """The key a TLS 1.2 suite's certificate must have: ``ECDSA`` or ``RSA``."""
+    return "ECDSA" if "_ECDSA_" in name else "RSA"
+
+
+def _check_key_fits_suites(cert_file: str, suites: Sequence[str]) -> None:
+    """A certificate whose key can serve none of the TLS 1.2 suites is a ConfigError: every
+    TLS 1.2 handshake would fail, and nothing would say why."""
+    from cryptography import x509  # noqa: PLC0415 -- only when suites are chosen
+    from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa  # noqa: PLC0415
+
+    try:
+        key = x509.load_pem_x509_certificate(Path(cert_file).read_bytes()).public_key()
+    except (OSError, ValueError):
+        return  # loaded by OpenSSL already; a form cryptography cannot read is not judged
+    if isinstance(key, rsa.RSAPublicKey):
+        kind = "RSA"
+    elif isinstance(
+        key, ec.EllipticCurvePublicKey | ed25519.Ed25519PublicKey | ed448.Ed448PublicKey
+    ):
+        kind = "ECDSA"  # OpenSSL serves EdDSA keys with the ECDSA suites in TLS 1.2
+    else:
+        return
+    if not any(_suite_key(n) == kind for n in suites):
+        raise ConfigError(
+            f"--tls-cipher-suites {','.join(suites)}: no TLS 1.2 suite listed can be served "
+            f"with the {kind} key of --tls-cert-file {cert_file}; list a suite for {kind} "
+            f"(TLS_ECDHE_{kind}_WITH_...) or set --tls-min-version=VersionTLS13"
+        )
 
 
 def _choose_suites(context: ssl.SSLContext, names: Sequence[str]) -> None:
@@ -245,16 +288,23 @@ def _choose_group(context: ssl.SSLContext, curves: Sequence[int]) -> None:
     )
 
 
-def self_signed(*, cert_dir: str | None, bind_address: str) -> tuple[str, str]:
-    """Write a self-signed certificate and key (as the CCM makes one); their paths."""
+def self_signed(
+    *, cert_dir: str | None, bind_address: str, rsa_key: bool = False
+) -> tuple[str, str]:
+    """Write a self-signed certificate and key (as the CCM makes one); their paths. The key
+    is ECDSA P-256, or RSA-2048 (client-go's) with ``rsa_key``: about 100 ms more to make."""
     from cryptography import x509  # noqa: PLC0415 -- only when no certificate is given
     from cryptography.hazmat.primitives import hashes, serialization  # noqa: PLC0415
-    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa  # noqa: PLC0415
     from cryptography.x509.oid import NameOID  # noqa: PLC0415
 
     host = socket.gethostname() or "localhost"
     now = datetime.datetime.now(datetime.UTC)
-    key = ec.generate_private_key(ec.SECP256R1())
+    key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey = (
+        rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        if rsa_key
+        else ec.generate_private_key(ec.SECP256R1())
+    )
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}@{int(now.timestamp())}")])
     names: list[x509.GeneralName] = [x509.DNSName(n) for n in sorted({host, "localhost"})]
     addresses = {"127.0.0.1", "::1"}

@@ -20,7 +20,6 @@ import pytest
 import yaml
 
 from routectl.cli.flags import parse_run_flags
-from routectl.config.ccm import parse_cloud_config
 
 Manifest = dict[str, Any]
 Render = Callable[[dict[str, Any]], list[Manifest]]
@@ -132,12 +131,8 @@ def test_openstack_with_cloud_conf_from_a_secret_and_a_verified_service_monitor(
         "OS_APPLICATION_CREDENTIAL_ID": "openstack-cloud-config",
         "OS_APPLICATION_CREDENTIAL_SECRET": "openstack-cloud-config",
     }
-    # The cloud.conf the values' comment shows is one routectl reads as provider options.
-    comment = (CHART_DIR / "ci" / "openstack-secure-values.yaml").read_text()
-    conf = "\n".join(
-        line.removeprefix("#   ") for line in comment.splitlines() if line.startswith("#   ")
-    )
-    assert set(parse_cloud_config(conf, path="cloud.conf")) == {"router-id", "auth-url", "region"}
+    # The cloud.conf the values' comment shows: tests/chart/test_chart_cloud_configs.py.
+    assert "--provider-option=node-cidrs=10.0.0.0/24" in args
 
     cert, key = mounted_file(pod, "/etc/routectl/tls/tls.crt")
     assert cert["secret"]["secretName"] == "routectl-metrics-tls"

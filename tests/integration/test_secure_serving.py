@@ -155,7 +155,8 @@ async def handshake(
 
 
 def client(tmp_path: Path, *, tls12: bool = False) -> ssl.SSLContext:
-    """A client trusting a self-signed certificate (ECDSA P-256) made in ``tmp_path``."""
+    """A client trusting the self-signed certificate in ``tmp_path`` (made ECDSA P-256 when
+    there is none yet)."""
     if not (tmp_path / "routectl.crt").exists():
         self_signed(cert_dir=str(tmp_path), bind_address="127.0.0.1")
     trust = ssl.create_default_context(cafile=str(tmp_path / "routectl.crt"))
@@ -218,3 +219,91 @@ def test_a_self_signed_certificate_without_cert_dir_leaves_no_file(tmp_path: Pat
         bind_address="127.0.0.1",
     )  # fmt: skip
     assert set(Path(tempfile.gettempdir()).glob("routectl-tls-*")) == before
+
+
+async def shake(tls: ssl.SSLContext, client: ssl.SSLContext) -> tuple[str, str] | None:
+    """Serve with ``tls`` and connect with ``client``: (TLS version, cipher), or None when
+    the handshake fails."""
+    server = ProbeServer(registry=CollectorRegistry(), ready=lambda: (True, "ok"), tls=tls)
+    await server.start("127.0.0.1:0")
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", server.port, ssl=client)
+    except (ssl.SSLError, ConnectionError):
+        return None
+    else:
+        info = writer.get_extra_info("ssl_object")
+        version, cipher = info.version(), info.cipher()[0]
+        writer.close()
+        await writer.wait_closed()
+        return version, cipher
+    finally:
+        await server.aclose()
+
+
+def key_of(path: Path) -> object:
+    from cryptography import x509  # noqa: PLC0415
+
+    return x509.load_pem_x509_certificate(path.read_bytes()).public_key()
+
+
+async def test_the_self_signed_certificate_serves_rsa_only_suites_at_tls12(tmp_path: Path) -> None:
+    """--tls-cipher-suites with RSA suites only and no --tls-cert-file: the self-signed
+    certificate is RSA (client-go's kind), so a TLS 1.2 client gets the suite named."""
+    from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: PLC0415
+
+    only = "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
+    tls = tls_context(cert_file=None, key_file=None, cert_dir=str(tmp_path), min_version="VersionTLS12", bind_address="127.0.0.1", cipher_suites=(only,))  # fmt: skip
+    key = key_of(tmp_path / "routectl.crt")
+    assert isinstance(key, rsa.RSAPublicKey)
+    assert key.key_size == 2048
+    chosen = await shake(tls, client(tmp_path, tls12=True))
+    assert chosen == ("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256")
+
+
+async def test_a_mixed_list_gets_an_rsa_certificate_and_no_list_an_ecdsa_one(
+    tmp_path: Path,
+) -> None:
+    """A list naming RSA suites makes an RSA certificate, as the CCM's is: a client offering
+    the RSA suite connects at TLS 1.2. Without a list the certificate stays ECDSA P-256
+    (made in a millisecond) and TLS 1.2 clients get an ECDSA suite."""
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa  # noqa: PLC0415
+
+    mixed = ("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384")
+    tls = tls_context(cert_file=None, key_file=None, cert_dir=str(tmp_path / "a"), min_version="VersionTLS12", bind_address="127.0.0.1", cipher_suites=mixed)  # fmt: skip
+    assert isinstance(key_of(tmp_path / "a" / "routectl.crt"), rsa.RSAPublicKey)
+    rsa_client = client(tmp_path / "a", tls12=True)
+    rsa_client.set_ciphers("ECDHE-RSA-AES256-GCM-SHA384")
+    assert await shake(tls, rsa_client) == ("TLSv1.2", "ECDHE-RSA-AES256-GCM-SHA384")
+    tls = tls_context(cert_file=None, key_file=None, cert_dir=str(tmp_path / "b"), min_version="VersionTLS12", bind_address="127.0.0.1")  # fmt: skip
+    assert isinstance(key_of(tmp_path / "b" / "routectl.crt"), ec.EllipticCurvePublicKey)
+    chosen = await shake(tls, client(tmp_path / "b", tls12=True))
+    assert chosen is not None
+    assert chosen[1].startswith("ECDHE-ECDSA-")
+
+
+def test_a_given_certificate_whose_key_fits_no_listed_suite_is_refused(tmp_path: Path) -> None:
+    """An ECDSA --tls-cert-file with RSA suites only: every TLS 1.2 handshake would fail, so
+    start-up refuses it in one line; with --tls-min-version=VersionTLS13 it is fine."""
+    client(tmp_path)  # the ECDSA pair in tmp_path
+    cert, key = str(tmp_path / "routectl.crt"), str(tmp_path / "routectl.key")
+    only = ("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",)
+    with pytest.raises(ConfigError) as caught:
+        tls_context(cert_file=cert, key_file=key, cert_dir=None, min_version="VersionTLS12", bind_address="127.0.0.1", cipher_suites=only)  # fmt: skip
+    message = str(caught.value)
+    assert message.startswith("--tls-cipher-suites TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256: ")
+    assert f"ECDSA key of --tls-cert-file {cert}" in message
+    assert "\n" not in message
+    tls_context(cert_file=cert, key_file=key, cert_dir=None, min_version="VersionTLS13", bind_address="127.0.0.1", cipher_suites=only)  # fmt: skip
+    ecdsa_too = (*only, "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256")
+    tls_context(cert_file=cert, key_file=key, cert_dir=None, min_version="VersionTLS12", bind_address="127.0.0.1", cipher_suites=ecdsa_too)  # fmt: skip
+
+
+async def test_a_given_rsa_certificate_serves_rsa_suites(tmp_path: Path) -> None:
+    """An RSA --tls-cert-file with an RSA suite: accepted, and the TLS 1.2 handshake uses it;
+    with ECDSA suites only it is refused."""
+    self_signed(cert_dir=str(tmp_path), bind_address="127.0.0.1", rsa_key=True)
+    only = "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
+    chosen = await handshake(tmp_path, client(tmp_path, tls12=True), cipher_suites=(only,))
+    assert chosen == ("TLSv1.2", "ECDHE-RSA-CHACHA20-POLY1305")
+    with pytest.raises(ConfigError, match="RSA key of --tls-cert-file"):
+        await handshake(tmp_path, client(tmp_path), cipher_suites=("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",))  # fmt: skip

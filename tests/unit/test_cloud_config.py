@@ -137,18 +137,65 @@ def test_a_real_openstack_cloud_conf_becomes_the_openstack_options() -> None:
         "router-id": "9f8e",
         "user-domain-name": "Default",
         "project-domain-name": "Default",
+        "ca-file": "/etc/ssl/ca.pem",
     }
     assert "Ignoring [LoadBalancer] use-octavia: the service controller's" in read.ignored
     assert "Ignoring [Networking] public-network-name: the cloud-node controller's" in read.ignored
     assert "Ignoring [BlockStorage] bs-version: volumes are not routectl's" in read.ignored
     assert len(read.ignored) == 5
-    not_supported = (
-        "Not supported: [Global] ca-file (routectl's openstack provider authenticates with a "
-        "password or an application credential id and secret)"
-    )
     typo = "Unknown key [Typo] x in --cloud-config cloud.conf:25: cloud-provider-openstack has"
-    assert read.unknown == [not_supported, f"{typo} no such key"]
+    assert read.unknown == [f"{typo} no such key"]
     assert "s3cr" not in " ".join(read.ignored + read.unknown)
+
+
+def test_openstack_connection_keys_become_the_plugin_options() -> None:
+    """ca-file, tls-insecure, the client certificate, os-endpoint-type, user-id and the
+    clouds.yaml keys do what they do in cloud-provider-openstack (AuthOpts): options."""
+    text = (
+        "[Global]\nauth-url = https://k:5000/v3\nuser-id = 0a1b\npassword = p\n"
+        "ca-file = /etc/ssl/ca.pem\ntls-insecure = false\ncert-file = /c.pem\n"
+        "key-file = /c.key\nos-endpoint-type = internal\nuse-clouds\n"
+        "clouds-file = /etc/openstack/clouds.yaml\ncloud = prod\n[Route]\nrouter-id = r\n"
+    )
+    read = translate("openstack", text, path="c")
+    assert read.options == {
+        "auth-url": "https://k:5000/v3",
+        "user-id": "0a1b",
+        "password": "p",
+        "ca-file": "/etc/ssl/ca.pem",
+        "tls-insecure": "false",
+        "cert-file": "/c.pem",
+        "key-file": "/c.key",
+        "interface": "internal",
+        "use-clouds": "true",
+        "clouds-file": "/etc/openstack/clouds.yaml",
+        "cloud": "prod",
+        "router-id": "r",
+    }
+    assert read.unknown == []
+    assert read.ignored == []
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("trust-id", "Keystone trusts"),
+        ("trustee-password", "Keystone trusts"),
+        ("domain-id", "domain ids (give domain-name)"),
+        ("user-domain-id", "domain ids (give user-domain-name)"),
+        ("tenant-domain-id", "domain ids (give tenant-domain-name)"),
+        ("application-credential-name", "application credentials by name"),
+    ],
+)
+def test_openstack_keys_the_plugin_cannot_honour_are_refused(key: str, why: str) -> None:
+    """Going on without them would fail every call: one line at start-up, with the reason."""
+    text = f"[Global]\nauth-url = https://k/v3\n{key} = x\n[Route]\nrouter-id = r\n"
+    with pytest.raises(ConfigError) as caught:
+        translate("openstack", text, path="c.conf")
+    message = str(caught.value)
+    assert message.startswith(f"--cloud-config c.conf:3: [Global] {key} is not supported")
+    assert why in message
+    assert "\n" not in message
 
 
 def test_gcfg_syntax() -> None:

@@ -97,11 +97,12 @@ def _auth(credentials: Credentials) -> v3.Password | v3.ApplicationCredential:
         )
     return v3.Password(
         auth_url=credentials.auth_url,
-        username=credentials.username,
+        user_id=credentials.user_id or None,
+        username=credentials.username or None,
         password=credentials.password,
         project_name=credentials.project_name or None,
         project_id=credentials.project_id or None,
-        user_domain_name=credentials.user_domain_name,
+        user_domain_name=credentials.user_domain_name if credentials.username else None,
         project_domain_name=credentials.project_domain_name,
     )
 
@@ -113,6 +114,7 @@ class OpenStackCloud:
         self._options = options
         self._pacer = _Pacer(budget)
         self._connection: openstack.connection.Connection | None = None
+        self._http: requests.Session | None = None
         self._connecting = threading.Lock()  # worker threads open one connection, not one each
         self._closed = False
 
@@ -124,16 +126,21 @@ class OpenStackCloud:
 
     def _open(self) -> openstack.connection.Connection:
         """A connection whose every HTTP request spends the budget, with SDK retries off."""
-        http = requests.Session()
+        http = self._http = requests.Session()
         adapter = _PacedAdapter(self._pacer)
         http.mount("http://", adapter)
         http.mount("https://", adapter)
         session = ks_session.Session(
-            auth=_auth(self._options.credentials), session=http, timeout=TIMEOUT_SECONDS
+            auth=_auth(self._options.credentials),
+            session=http,
+            timeout=TIMEOUT_SECONDS,
+            verify=self._options.verify,
+            cert=self._options.cert,
         )
         return openstack.connection.Connection(
             session=session,
             region_name=self._options.region or None,
+            interface=self._options.interface,
             connect_retries=0,
             status_code_retries=0,
         )
@@ -177,6 +184,9 @@ class OpenStackCloud:
         connection, self._connection = self._connection, None
         if connection is not None:
             await asyncio.to_thread(connection.close)
+        http, self._http = self._http, None
+        if http is not None:  # the SDK does not close a session it was given
+            await asyncio.to_thread(http.close)
 
 
 def map_http_error(operation: str, exc: openstack.exceptions.HttpException) -> ProviderError:
@@ -220,8 +230,19 @@ def map_other_error(operation: str, exc: Exception) -> ProviderError:
         )
     if isinstance(exc, ks_exceptions.Unauthorized | ks_exceptions.MissingAuthPlugin):
         return ProviderTerminalError(f"OpenStack {operation}: Keystone refused ({name})")
+    if isinstance(exc, ks_exceptions.SSLError):
+        return ProviderError(
+            f"OpenStack {operation}: {name} (is the cloud's certificate signed by a CA of "
+            "ca-file, or of the system's when there is none?)"
+        )
     if isinstance(exc, ks_exceptions.EndpointNotFound):
         return ProviderTerminalError(f"OpenStack {operation}: no such endpoint in the catalog")
+    if isinstance(exc, openstack.exceptions.ServiceDisabledException):
+        # openstacksdk found no endpoint of the service for this region and interface.
+        return ProviderTerminalError(
+            f"OpenStack {operation}: no such endpoint in the catalog for this region and "
+            "interface (os-endpoint-type)"
+        )
     return ProviderError(f"OpenStack {operation}: {name}")
 
 

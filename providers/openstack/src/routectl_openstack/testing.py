@@ -8,7 +8,8 @@ endpoints), Neutron's ``GET /v2.0/extensions``, ``GET``/``PUT /v2.0/routers/{id}
 semantics), Nova's version document and ``GET /servers/detail``. It models what makes the
 router hard: the ``max_routes`` quota (400 ``RoutesExhausted``, naming the maximum), next hops
 that must lie in a subnet the router is attached to (400 ``InvalidRoutes``), the request body
-limit (413 above ``max_body`` bytes, oslo's default 114688), bearer tokens (401), injected
+limit (413 above ``max_body`` bytes, oslo's default 114688), bearer tokens (401), a catalog
+whose endpoints have the given interfaces only, HTTPS with a given TLS context, injected
 errors (``fail_next``, a 429 with ``Retry-After``), answers lost after the change was made
 (``lose_next_answer``) and answers of the wrong shape (``garble_next``). Every request is
 logged with its loop time, for counting.
@@ -22,6 +23,7 @@ import dataclasses
 import ipaddress
 import itertools
 import json
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -69,9 +71,19 @@ class FakeOpenStack:
     """The fake clouds' APIs; start with ``async with`` and point ``OS_AUTH_URL`` at it."""
 
     def __init__(
-        self, *, atomic: bool = True, max_routes: int = 30, max_body: int = MAX_BODY
+        self,
+        *,
+        atomic: bool = True,
+        max_routes: int = 30,
+        max_body: int = MAX_BODY,
+        interfaces: tuple[str, ...] = ("public",),
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.atomic = atomic
+        self.interfaces = interfaces
+        """The catalog's endpoint interfaces (public, internal, admin)."""
+        self.ssl_context = ssl_context
+        """Serve HTTPS with this context (a private CA's certificate), else HTTP."""
         self.max_routes = max_routes
         self.max_body = max_body
         self.routers: dict[str, FakeRouter] = {}
@@ -80,6 +92,8 @@ class FakeOpenStack:
         self.requests: list[tuple[str, str]] = []
         self.times: list[float] = []
         self.url = ""
+        self.identities: list[dict[str, Any]] = []
+        """The ``identity`` of each token request, as sent."""
         self._token = ""
         self._ids = itertools.count(1)
         self._errors: collections.deque[tuple[str, int, str, dict[str, str]]] = collections.deque()
@@ -150,7 +164,7 @@ class FakeOpenStack:
         app.router.add_get("/compute/v2.1", self._compute_version)
         app.router.add_get("/compute/v2.1/", self._compute_version)
         app.router.add_get("/compute/v2.1/servers/detail", self._servers)
-        self._runner, self.url = await serve_locally(app)
+        self._runner, self.url = await serve_locally(app, ssl_context=self.ssl_context)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -198,6 +212,7 @@ class FakeOpenStack:
 
     async def _issue_token(self, request: web.Request) -> web.Response:
         body = await request.json()
+        self.identities.append(body["auth"]["identity"])
         password = body["auth"]["identity"].get("password", {}).get("user", {}).get("password")
         if password != PASSWORD:
             return web.json_response(
@@ -210,12 +225,20 @@ class FakeOpenStack:
 
     def _token_body(self) -> dict[str, Any]:
         def service(kind: str, path: str) -> dict[str, Any]:
-            endpoint = {"id": kind, "interface": "public", "region": "RegionOne"}
             return {
                 "type": kind,
                 "name": kind,
                 "id": kind,
-                "endpoints": [{**endpoint, "region_id": "RegionOne", "url": self.url + path}],
+                "endpoints": [
+                    {
+                        "id": f"{kind}-{interface}",
+                        "interface": interface,
+                        "region": "RegionOne",
+                        "region_id": "RegionOne",
+                        "url": self.url + path,
+                    }
+                    for interface in self.interfaces
+                ],
             }
 
         domain = {"id": "default", "name": "Default"}
