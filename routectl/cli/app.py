@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any, TextIO
 
 from routectl.cidr import canonical
-from routectl.cli.dropin import say_ignored
+from routectl.cli.dropin import read_cloud_config, say_ignored
 from routectl.cli.preview import (
     allocations_as_json,
     allocations_as_table,
@@ -31,7 +31,13 @@ from routectl.cli.preview import (
     verdict_lines,
 )
 from routectl.config import Settings
-from routectl.errors import ImpossibleObjectError, InvalidObjectError, KubeError, ProviderError
+from routectl.errors import (
+    ConfigError,
+    ImpossibleObjectError,
+    InvalidObjectError,
+    KubeError,
+    ProviderError,
+)
 from routectl.ipam.core import Claim, Decision, Finding, parse_claim, rebuild
 from routectl.ipam.core.objects import CLAIM_SELECTOR
 from routectl.ipam.edge.step import pools_of
@@ -253,6 +259,8 @@ async def plan_once(
     0, an error 1.
     """
     out, err = out or sys.stdout, err or sys.stderr
+    for line in _cloud_config_warnings(settings):  # run logs them at start-up: so does plan
+        err.write(f"routectl plan: warning: {line}\n")
     logging.disable(logging.CRITICAL)  # the one line below says what failed
     try:
         nodes, routes, claims, tables, unknown = await _read_nodes_and_routes(settings)
@@ -306,6 +314,16 @@ async def plan_once(
         return EXIT_FAILED
     pending = not result.empty or bool(conditions) or bool(ipam and ipam[0].allocations)
     return EXIT_CHANGES if detailed_exitcode and pending else EXIT_OK
+
+
+def _cloud_config_warnings(settings: Settings) -> list[str]:
+    """The WARNING lines ``run`` gives for the cloud config's unknown keys (a mistyped
+    ``RoutTableID`` must show in the preview too)."""
+    try:
+        read = read_cloud_config(settings)
+    except ConfigError:  # read at start-up already
+        return []
+    return list(read.unknown) if read is not None else []
 
 
 async def _read_nodes_and_routes(

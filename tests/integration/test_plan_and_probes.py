@@ -10,6 +10,7 @@ import aiohttp
 import pytest
 
 from routectl.cli.app import plan_once
+from routectl.cli.dropin import with_cloud_config
 from routectl.observe.metrics import Metrics
 from routectl.observe.probes import ProbeServer
 from tests.integration.conftest import Cluster, node_object, settings
@@ -159,3 +160,27 @@ async def test_plan_detailed_exitcode_says_whether_changes_are_pending(
     assert printed["tables"] == [
         {"table": "(the provider's listing)", "routes": 0, "owned": 0, "warning": ""}
     ]
+
+
+async def test_plan_shows_the_cloud_configs_warnings(
+    cluster: Cluster, tmp_path, monkeypatch, capsys
+) -> None:
+    """run logs a WARNING for an unknown cloud-config key at start-up; plan, which prints no
+    log line, says it too (a mistyped RoutTableID must show in the preview)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
+    conf = tmp_path / "cloud.conf"
+    conf.write_text("[Global]\nZone = us-east-1a\nRoutTableID = rtb-0123456789abcdef0\n")
+    given = settings(
+        kubeconfig=str(cluster.kubeconfig),
+        provider="aws",
+        provider_options={"endpoint-url": "http://127.0.0.1:1"},
+        cloud_config=str(conf),
+        cloud_max_attempts=1,
+    )
+    code = await plan_once(with_cloud_config(given), output="table")
+    err = capsys.readouterr().err
+    (warning,) = [line for line in err.splitlines() if line.startswith("routectl plan: warning:")]
+    assert "RoutTableID" in warning, err
+    assert "cloud.conf:3" in warning, err
+    assert code == 1  # the cloud is unreachable here: the warning came first
