@@ -30,8 +30,8 @@ WATCH_GATE = "CloudControllerManagerWatchBasedRoutesReconciliation"
 
 KNOWN_GATES: Mapping[str, str] = {
     WATCH_GATE: "watch mode (KEP-5237): routectl's default is on",
-    "AllAlpha": "turns every alpha gate on",
-    "AllBeta": "turns every beta gate on",
+    "AllAlpha": "the switch of every alpha gate",
+    "AllBeta": "the switch of every beta gate",
     "CloudControllerManagerWebhook": "the CCM's webhook server",
     "CloudDualStackNodeIPs": "node IPs for dual-stack Nodes (cloud-node controller)",
     "StableLoadBalancerNodeSet": "load-balancer node sets (service controller)",

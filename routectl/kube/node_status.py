@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypeVar, cast
 from routectl.cloud.fence import Fence
 from routectl.errors import KubeError, KubeWriteFencedError, ProviderError, WriteFencedError
 from routectl.kube import condition_patch, go_duration, lease_event, node_event
-from routectl.model import NodeView
+from routectl.model import Condition, NodeView
 from routectl.observe.logctx import v
 from routectl.plan.reconcile import Plan, RouteCreate, desired_condition
 
@@ -108,6 +108,18 @@ class Nodes(Protocol):
     def get(self, name: str) -> NodeView | None: ...
 
 
+def go_condition(condition: Condition | None) -> str:
+    """A condition as upstream's log line prints it (Go's ``%+v`` of a ``*NodeCondition``,
+    the fields routectl keeps): ``&NodeCondition{Type:NetworkUnavailable,Status:False,...}``
+    or ``<nil>``."""
+    if condition is None:
+        return "<nil>"
+    return (
+        f"&NodeCondition{{Type:NetworkUnavailable,Status:{condition.status},"
+        f"Reason:{condition.reason},Message:{condition.message},}}"
+    )
+
+
 class NodeStatus:
     """Writes conditions and Events about the Nodes in ``nodes`` (the informer's store)."""
 
@@ -149,8 +161,8 @@ class NodeStatus:
         logger.info(
             "Patching node status %s with %s previous condition was:%s",
             name,
-            created,
-            current.network_unavailable,
+            str(created).lower(),
+            go_condition(current.network_unavailable),
             extra={"node": name},
         )
         return await self._patch(name, condition_patch(condition, now=self._now()))

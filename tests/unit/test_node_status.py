@@ -8,7 +8,7 @@ import pytest
 
 from routectl.errors import KubeError, ProviderTerminalError
 from routectl.kube.informer import NodeStore
-from routectl.kube.node_status import NodeStatus
+from routectl.kube.node_status import NodeStatus, go_condition
 from routectl.model import Condition, NodeView, Route
 from routectl.plan.reconcile import CONDITION_ROUTE_CREATED, Plan, Problem, RouteCreate
 from tests.fakes import RecordingKube
@@ -118,3 +118,13 @@ async def test_an_event_that_cannot_be_written_is_not_fatal() -> None:
     status, _ = writer(kube, node("a"))
     await status.controller_event(reason="MassDeleteRefused", message="no")
     assert kube.calls["event"] == 1
+
+
+def test_the_patching_line_prints_the_previous_condition_as_upstream_does() -> None:
+    """Go's %+v of a *NodeCondition (the fields routectl keeps), or <nil>: not Python's repr."""
+    before = Condition(status="False", reason="CalicoIsUp", message="Calico is running")
+    assert go_condition(before) == (
+        "&NodeCondition{Type:NetworkUnavailable,Status:False,Reason:CalicoIsUp,"
+        "Message:Calico is running,}"
+    )
+    assert go_condition(None) == "<nil>"
