@@ -125,7 +125,8 @@ class Registry:
         return (namespace or "", name) if self.store.kind.namespaced else ("", name)
 
     def _existing(self, name: str, namespace: str | None) -> JsonObj:
-        found = self.store.get(self._key(name, namespace))
+        """The stored object (not a copy: the verbs only read it) or a 404."""
+        found = self.store.peek(self._key(name, namespace))
         if found is None:
             raise not_found(self.strategy.view.resource, name)
         return found
@@ -203,7 +204,7 @@ class Registry:
             raise bad_request(
                 f"the name of the object ({body_name}) does not match the name on the URL ({name})"
             )
-        old = self.store.get(self._key(name, namespace))
+        old = self.store.peek(self._key(name, namespace))
         if old is None:
             if not self.strategy.allow_create_on_update:
                 raise not_found(self.strategy.view.resource, name)

@@ -40,7 +40,7 @@ from aiohttp import web
 
 from routectl_sim.apiserver import discovery
 from routectl_sim.apiserver.auth import Authorizer, request_info
-from routectl_sim.apiserver.encoding import json_copy, json_response
+from routectl_sim.apiserver.encoding import json_response
 from routectl_sim.apiserver.faults import Faults
 from routectl_sim.apiserver.kinds import EVENT, LEASE, NODE, SERVICE_CIDR
 from routectl_sim.apiserver.registry import Registry
@@ -269,7 +269,9 @@ class FakeApiServer:
         return self._nodes.patch(name, patch, content_type=content_type, subresource="status").body
 
     def watch_nodes(self, callback: Callable[[str, JsonObj], None]) -> None:
-        """Call ``callback(event type, node)`` on every committed Node change, in order."""
+        """Call ``callback(event type, node)`` on every committed Node change, in order; the
+        node is the store's own object, to read, not to change (copying it for every
+        heartbeat would cost the simulator more than the controller it measures)."""
         self._node_store.subscribe(_Callback(callback))
 
     def delete_node(self, name: str) -> None:
@@ -497,5 +499,5 @@ class _Callback:
     callback: Callable[[str, JsonObj], None]
 
     def offer(self, change: Change) -> None:
-        """Pass the change on (a copy: the change's object is the store's own)."""
-        self.callback(change.type, json_copy(change.obj))
+        """Pass the change on (the store's own object: listeners read it, never change it)."""
+        self.callback(change.type, change.obj)

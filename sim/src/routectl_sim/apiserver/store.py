@@ -123,6 +123,10 @@ class Store:
         found = self._objects.get(key)
         return json_copy(found) if found is not None else None
 
+    def peek(self, key: Key) -> JsonObj | None:
+        """The stored object itself, or ``None``: to read, never to change (no copy)."""
+        return self._objects.get(key)
+
     def objects(self, namespace: str | None = None) -> list[JsonObj]:
         """Copies of the stored objects (of one namespace), in key order."""
         return _in_key_order(self._objects, namespace)
