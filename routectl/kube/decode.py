@@ -32,7 +32,7 @@ import orjson
 
 from routectl.errors import ImpossibleObjectError, InvalidObjectError, KubeError
 from routectl.kube.objects import NETWORK_UNAVAILABLE, parse_node
-from routectl.kube.stream import lines, watch_event
+from routectl.kube.stream import ReadPacer, lines, watch_event
 from routectl.model import Condition, NodeAddress, NodeView
 
 __all__ = [
@@ -336,8 +336,11 @@ def _tolerant_event(line: bytes) -> NodeEvent:
     )
 
 
-async def node_events(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[NodeEvent]:
-    """The Node watch events of ``content``, decoded; blank lines skipped."""
-    async for line in lines(content, limit=limit):
+async def node_events(
+    content: aiohttp.StreamReader, *, limit: int, pacer: ReadPacer | None = None
+) -> AsyncIterator[NodeEvent]:
+    """The Node watch events of ``content``, decoded; blank lines skipped; read in
+    batches while busy with a ``pacer`` (:class:`~routectl.kube.stream.ReadPacer`)."""
+    async for line in lines(content, limit=limit, pacer=pacer):
         if line.strip():
             yield decode_event(line)
