@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypeVar, cast
 from routectl.cloud.fence import Fence
 from routectl.errors import KubeError, KubeWriteFencedError, ProviderError, WriteFencedError
 from routectl.kube import condition_patch, go_duration, lease_event, node_event
-from routectl.model import NodeView
+from routectl.model import Condition, NodeView
 from routectl.observe.logctx import v
 from routectl.plan.reconcile import Plan, RouteCreate, desired_condition
 
@@ -127,12 +127,12 @@ class NodeStatus:
         self._count_problem = count_problem
         self._problems: frozenset[tuple[str, str, str]] = frozenset()
 
-    async def write_condition(self, name: str, *, created: bool) -> KubeError | None:
-        """Write NetworkUnavailable for ``name`` if status or reason must change.
+    def needs_condition(self, name: str, *, created: bool) -> bool:
+        """Whether :meth:`write_condition` would write (a Node whose condition is already
+        set is said at V(2) here, and costs no task, no request)."""
+        return self._wanted(name, created=created) is not None
 
-        Returns the write's error (None when it succeeded or was not needed). The lines
-        are upstream's: the patch at Info, "already set" at V(2).
-        """
+    def _wanted(self, name: str, *, created: bool) -> tuple[NodeView, Condition] | None:
         current = self._nodes.get(name)
         if current is None:
             return None
@@ -146,6 +146,18 @@ class NodeStatus:
                 extra={"node": name},
             )
             return None
+        return current, condition
+
+    async def write_condition(self, name: str, *, created: bool) -> KubeError | None:
+        """Write NetworkUnavailable for ``name`` if status or reason must change.
+
+        Returns the write's error (None when it succeeded or was not needed). The lines
+        are upstream's: the patch at Info, "already set" at V(2).
+        """
+        wanted = self._wanted(name, created=created)
+        if wanted is None:
+            return None
+        current, condition = wanted
         logger.info(
             "Patching node status %s with %s previous condition was:%s",
             name,

@@ -68,14 +68,18 @@ class ConditionStream:
 
     def _settle(self, name: str) -> None:
         outcome = routes_created(
-            nodes=[self._nodes[name]], plan=self._plan, failed=self._failed[name]
+            nodes=[self._nodes[name]], plan=self._plan, failed=self._failed.get(name, ())
         )
-        if name in outcome:
-            self._group.create_task(self._write(name, created=outcome[name]))
-
-    async def _write(self, name: str, *, created: bool) -> None:
+        if name not in outcome:
+            return
+        created = outcome[name]
         if created:
             self.ready.append((name, self._clock()))
+        # A condition already right (every Node of a cluster at rest) costs no task.
+        if self._status.needs_condition(name, created=created):
+            self._group.create_task(self._write(name, created=created))
+
+    async def _write(self, name: str, *, created: bool) -> None:
         error = await self._status.write_condition(name, created=created)
         if error is not None:
             self.errors.append(error)
