@@ -210,8 +210,9 @@ class NodeStatus:
         current = frozenset((p.node, p.reason, p.message) for p in plan.problems)
         if not full:  # a scoped plan sees only some problems; forget none of the others
             current |= self._problems
-        by_name = {node.name: node for node in nodes}
-        for node_name, reason, message in sorted(current - self._problems):
+        new = current - self._problems
+        by_name = {node.name: node for node in nodes} if new else {}
+        for node_name, reason, message in sorted(new):
             self._count_problem(reason)
             logger.warning("%s: %s", reason, message, extra={"node": node_name or None})
             if node_name in by_name:
