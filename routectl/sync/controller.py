@@ -41,12 +41,12 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from routectl.cidr import canonical
 from routectl.cloud.listing import Listing, ListingCache
 from routectl.config import Settings
 from routectl.errors import ProviderError, RoutectlError, SyncFailedError
-from routectl.ipam.edge.step import NodeIpam, Wake
 from routectl.kube.informer import NodeStore
 from routectl.kube.node_status import NodeStatus
 from routectl.model import NodeView, Route
@@ -60,6 +60,9 @@ from routectl.sync.changes import Changes, Dirty
 from routectl.sync.condition_stream import ConditionStream
 from routectl.sync.queue import Batch, CoalescingQueue
 from routectl.sync.sidework import Claims
+
+if TYPE_CHECKING:  # node IPAM is off by default: not imported unless it is on
+    from routectl.ipam.edge.step import NodeIpam, Wake
 
 logger = logging.getLogger("routectl.controller")
 

@@ -108,3 +108,16 @@ def test_routectl_run_imports_no_other_distributions_command() -> None:
             [sys.executable, "-c", code, *argv], check=True, capture_output=True, text=True
         ).stdout.split()
         assert shown[-1] == loaded, argv
+
+
+def test_routectl_run_imports_no_node_ipam_nor_the_plan_preview() -> None:
+    """Node IPAM (off by default) and ``routectl plan``'s preview are imported only by what
+    uses them: what ``routectl run`` imports to start has neither."""
+    code = (
+        "import sys, routectl.cli.app, routectl.process.wiring\n"
+        "print([m for m in sys.modules if m.startswith(('routectl.ipam', 'routectl.cli.preview'))])\n"
+    )
+    shown = subprocess.run(  # noqa: S603 -- this interpreter, fixed arguments
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    assert shown == "[]"
