@@ -117,7 +117,11 @@ def is_responsible(destination_cidr: str, cluster_cidrs: Sequence[Network]) -> b
     was deleted); an unparsable destination is never ours.
     """
     network = network_or_none(destination_cidr)
-    return network is not None and any(within(network, cluster) for cluster in cluster_cidrs)
+    if network is not None:
+        for cluster in cluster_cidrs:  # a loop, not any(): called once per route and Node
+            if within(network, cluster):
+                return True
+    return False
 
 
 def touches_cluster(destination_cidr: str, cluster_cidrs: Sequence[Network]) -> bool:
@@ -201,7 +205,7 @@ def _claim(
     network = network_or_none(cidr)
     if network is None:
         return invalid_pod_cidr(name, cidr)
-    if not any(within(network, c) for c in cluster_cidrs):
+    if not is_responsible(cidr, cluster_cidrs):
         # A route outside the cluster CIDRs could never be cleaned up (we only delete inside).
         return outside_cluster(name, cidr, cluster_cidrs)
     owner = claimed.setdefault(canonical(cidr), name)

@@ -47,6 +47,7 @@ from routectl.cidr import canonical
 from routectl.cloud.listing import Listing, ListingCache
 from routectl.config import Settings
 from routectl.errors import ProviderError, RoutectlError, SyncFailedError
+from routectl.kube.decode import collector_paused
 from routectl.kube.informer import NodeStore
 from routectl.kube.node_status import NodeStatus
 from routectl.model import NodeView, Route
@@ -238,7 +239,8 @@ class Controller:
                 changed_cidrs=dirty.cidrs,
             )
         cidrs = self.ipam.route_cidrs if self.ipam else self.settings.cluster_cidrs
-        result = plan(nodes=nodes, routes=routes, cluster_cidrs=cidrs)
+        with collector_paused():  # a full plan of a large cluster allocates, frees no cycle
+            result = plan(nodes=nodes, routes=routes, cluster_cidrs=cidrs)
         duration = self.metrics.plan_duration.labels(scope="full" if full else "changes")
         duration.observe(self.clock() - started)
         return Planned(plan=result, nodes=nodes, full=full)
