@@ -162,9 +162,11 @@ def view_of(record: NodeRecord) -> NodeView:
         uid=meta.uid or "",
         pod_cidrs=_pod_cidrs(spec),
         addresses=tuple(
-            NodeAddress(type=a.type or "", address=a.address)
-            for a in status.addresses or ()
-            if a.address
+            [
+                NodeAddress(type=a.type or "", address=a.address)
+                for a in status.addresses or ()
+                if a.address
+            ]
         ),
         network_unavailable=_condition(status),
         provider_id=spec.providerID or "",
@@ -223,13 +225,23 @@ def _network_unavailable(status: _Status) -> _Condition | None:
     return None
 
 
+_SHARED_CONDITIONS = 64
+"""Distinct NetworkUnavailable conditions kept to be shared by the Nodes that carry them
+(a cluster has a handful: RouteCreated, NoRouteCreated, a CNI's own)."""
+_conditions: dict[tuple[str, str, str], Condition] = {}
+
+
 def _condition(status: _Status) -> Condition | None:
     found = _network_unavailable(status)
     if found is None:
         return None
-    return Condition(
-        status=found.status or "", reason=found.reason or "", message=found.message or ""
-    )
+    key = (found.status or "", found.reason or "", found.message or "")
+    shared = _conditions.get(key)
+    if shared is None:
+        shared = Condition(status=key[0], reason=key[1], message=key[2])
+        if len(_conditions) < _SHARED_CONDITIONS:
+            _conditions[key] = shared
+    return shared
 
 
 def _same_condition(mine: Condition | None, status: _Status) -> bool:

@@ -124,10 +124,11 @@ def overlaps(claimed: Collection[tuple[str, str]]) -> list[tuple[tuple[str, str]
         version, start, _, name, cidr = entry
         while open_ and (open_[-1][0] != version or -open_[-1][2] < start):
             open_.pop()
-        pairs.extend(
-            ((outer[3], outer[4]), (name, cidr))
-            for outer in open_
-            if outer[3] != name and canonical(outer[4]) != canonical(cidr)
-        )
+        if open_:  # most CIDRs nest in none other
+            pairs.extend(
+                ((outer[3], outer[4]), (name, cidr))
+                for outer in open_
+                if outer[3] != name and canonical(outer[4]) != canonical(cidr)
+            )
         open_.append(entry)
     return pairs
