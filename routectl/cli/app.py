@@ -16,20 +16,10 @@ import ssl
 import sys
 import uuid
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from routectl.cidr import canonical
 from routectl.cli.dropin import read_cloud_config, say_ignored
-from routectl.cli.preview import (
-    allocations_as_json,
-    allocations_as_table,
-    condition_changes,
-    ownership,
-    ownership_lines,
-    plan_as_json,
-    plan_as_table,
-    verdict_lines,
-)
 from routectl.config import Settings
 from routectl.errors import (
     ConfigError,
@@ -38,9 +28,6 @@ from routectl.errors import (
     KubeError,
     ProviderError,
 )
-from routectl.ipam.core import Claim, Decision, Finding, parse_claim, rebuild
-from routectl.ipam.core.objects import CLAIM_SELECTOR
-from routectl.ipam.edge.step import pools_of
 from routectl.kube import KubeClient, Pacing, parse_node
 from routectl.model import NodeView, Route
 from routectl.observe.logs import configure_logging
@@ -52,6 +39,9 @@ from routectl.plan.reconcile import plan
 from routectl.process.election import election_pacing
 from routectl.process.service import EXIT_OK
 from routectl.process.wiring import Sources, build_service, gate, load_provider
+
+if TYPE_CHECKING:  # ``routectl plan`` only: ``routectl run`` starts without them
+    from routectl.ipam.core import Claim, Decision, Finding
 
 logger = logging.getLogger("routectl")
 EXIT_FAILED = 1
@@ -258,6 +248,18 @@ async def plan_once(
     allocations) exits 2, one without
     0, an error 1.
     """
+    # The preview's modules (and node IPAM's) are imported here: `routectl run` needs none.
+    from routectl.cli.preview import (  # noqa: PLC0415
+        allocations_as_json,
+        allocations_as_table,
+        condition_changes,
+        ownership,
+        ownership_lines,
+        plan_as_json,
+        plan_as_table,
+        verdict_lines,
+    )
+
     out, err = out or sys.stdout, err or sys.stderr
     for line in _cloud_config_warnings(settings):  # run logs them at start-up: so does plan
         err.write(f"routectl plan: warning: {line}\n")
@@ -351,6 +353,9 @@ async def _read_nodes_and_routes(
         tables = await describe() if callable(describe) else None
         claims: list[Claim] = []
         if settings.routectl_allocate_node_cidrs and settings.pod_cidr_claims == "lease":
+            from routectl.ipam.core import parse_claim  # noqa: PLC0415 -- node IPAM only
+            from routectl.ipam.core.objects import CLAIM_SELECTOR  # noqa: PLC0415
+
             namespace = settings.leader_elect_resource_namespace
             raw = await kube.list_leases(namespace, label_selector=CLAIM_SELECTOR)
             claims = [c for c in map(parse_claim, raw) if c is not None]
@@ -391,6 +396,9 @@ def _allocations(
     settings: Settings, nodes: list[NodeView], routes: Collection[Route], claims: list[Claim]
 ) -> tuple[tuple[Decision, list[Finding]], list[NodeView]]:
     """What node IPAM would allocate now, and the Nodes as they would then be."""
+    from routectl.ipam.core import rebuild  # noqa: PLC0415 -- node IPAM only
+    from routectl.ipam.edge.step import pools_of  # noqa: PLC0415
+
     rebuilt = rebuild(
         pools=pools_of(settings),
         nodes=nodes,

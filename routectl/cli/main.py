@@ -30,6 +30,8 @@ from routectl.provider import installed_providers
 __all__ = ["COMMANDS_GROUP", "CommandPlugin", "build_parser", "main", "settings_from_args"]
 
 COMMANDS_GROUP = "routectl.commands"
+BUILT_IN = frozenset({"run", "plan", "providers"})
+"""routectl's own commands: running one needs no other distribution's command."""
 EXIT_USAGE = 2
 _KNOWN_ELSEWHERE = {
     "simulate": "routectl simulate comes with the routectl-sim distribution: "
@@ -95,11 +97,14 @@ def main(
 ) -> int:
     """Parse ``argv`` and run the command; returns the process exit code.
 
-    ``plugins`` are the commands other distributions add; by default the installed ones.
+    ``plugins`` are the commands other distributions add; by default the installed ones,
+    imported only when the command asked for is not one of routectl's own (``routectl run``
+    starts without importing ``routectl simulate`` and its fake API server).
     """
-    plugins = command_plugins() if plugins is None else plugins
-    parser = build_parser(plugins)
     given = sys.argv[1:] if argv is None else list(argv)
+    if plugins is None:
+        plugins = {} if given[:1] and given[0] in BUILT_IN else command_plugins()
+    parser = build_parser(plugins)
     if given[:1] in (["run"], ["plan"]):
         if wants_version(given[1:]):
             print(f"routectl {__version__}")  # noqa: T201 -- the CCM's --version

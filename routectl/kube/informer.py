@@ -36,6 +36,7 @@ from routectl.errors import (
     ResourceVersionGoneError,
 )
 from routectl.kube import NodeEvent, NodeViews, same, view_of
+from routectl.kube.decode import collector_paused
 from routectl.model import NodeView
 from routectl.ratelimit import backoff_delay
 
@@ -273,10 +274,11 @@ class Informer:
         kept = [_impossible(exc, self.store) for exc in listing.impossible]
         views = [*listing.nodes, *(view for view in kept if view is not None)]
         first = not self.synced.is_set()
-        changes = self.store.replace(views)
-        self.store.set_unknown(listing.impossible)
-        for old, new in changes:
-            self._on_change(old, new)
+        with collector_paused():  # tens of thousands of records, no garbage
+            changes = self.store.replace(views)
+            self.store.set_unknown(listing.impossible)
+            for old, new in changes:
+                self._on_change(old, new)
         self.healthy = True
         self.synced.set()
         if not first:

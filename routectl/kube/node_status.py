@@ -139,12 +139,12 @@ class NodeStatus:
         self._count_problem = count_problem
         self._problems: frozenset[tuple[str, str, str]] = frozenset()
 
-    async def write_condition(self, name: str, *, created: bool) -> KubeError | None:
-        """Write NetworkUnavailable for ``name`` if status or reason must change.
+    def needs_condition(self, name: str, *, created: bool) -> bool:
+        """Whether :meth:`write_condition` would write (a Node whose condition is already
+        set is said at V(2) here, and costs no task, no request)."""
+        return self._wanted(name, created=created) is not None
 
-        Returns the write's error (None when it succeeded or was not needed). The lines
-        are upstream's: the patch at Info, "already set" at V(2).
-        """
+    def _wanted(self, name: str, *, created: bool) -> tuple[NodeView, Condition] | None:
         current = self._nodes.get(name)
         if current is None:
             return None
@@ -158,6 +158,18 @@ class NodeStatus:
                 extra={"node": name},
             )
             return None
+        return current, condition
+
+    async def write_condition(self, name: str, *, created: bool) -> KubeError | None:
+        """Write NetworkUnavailable for ``name`` if status or reason must change.
+
+        Returns the write's error (None when it succeeded or was not needed). The lines
+        are upstream's: the patch at Info, "already set" at V(2).
+        """
+        wanted = self._wanted(name, created=created)
+        if wanted is None:
+            return None
+        current, condition = wanted
         logger.info(
             "Patching node status %s with %s previous condition was:%s",
             name,
@@ -210,8 +222,9 @@ class NodeStatus:
         current = frozenset((p.node, p.reason, p.message) for p in plan.problems)
         if not full:  # a scoped plan sees only some problems; forget none of the others
             current |= self._problems
-        by_name = {node.name: node for node in nodes}
-        for node_name, reason, message in sorted(current - self._problems):
+        new = current - self._problems
+        by_name = {node.name: node for node in nodes} if new else {}
+        for node_name, reason, message in sorted(new):
             self._count_problem(reason)
             logger.warning("%s: %s", reason, message, extra={"node": node_name or None})
             if node_name in by_name:

@@ -17,7 +17,7 @@ import aiohttp
 from routectl.errors import ImpossibleObjectError, KubeError
 from routectl.kube.base import CORE, NETWORKING, STRATEGIC_MERGE, ApiBase
 from routectl.kube.decode import NodeEvent, decode_page, node_events
-from routectl.kube.stream import events
+from routectl.kube.stream import ReadPacer, events
 from routectl.kube.transport import JsonObj, error, read_body, read_json, translated
 from routectl.model import NodeView
 
@@ -114,7 +114,8 @@ class NodeCalls(ApiBase):
         The whole watch has one deadline (the server's timeout plus :data:`WATCH_GRACE`)
         rather than a read timeout re-armed on every chunk (a timer per heartbeat): the
         caller must not await anything else between two events, so that the deadline
-        lands inside this generator (the informer does not).
+        lands inside this generator (the informer does not). A busy watch is read in
+        batches (:class:`~routectl.kube.stream.ReadPacer`).
         """
         with translated("watch nodes"):
             async with asyncio.timeout(timeout_seconds + WATCH_GRACE):
@@ -126,7 +127,11 @@ class NodeCalls(ApiBase):
                 async with response:
                     if response.status != 200:  # noqa: PLR2004 -- a watch answers 200 or fails
                         raise error(response.status, await response.read(), what="watch nodes")
-                    async for event in node_events(response.content, limit=self.max_event_bytes):
+                    connection = response.connection
+                    pacer = ReadPacer(connection.protocol if connection else None)
+                    async for event in node_events(
+                        response.content, limit=self.max_event_bytes, pacer=pacer
+                    ):
                         yield event
 
     async def _watch(

@@ -4,11 +4,22 @@ Watch events are split into lines here, not by aiohttp's line reader, whose limi
 the read buffer: 4 MiB with kubernetes-asyncio's) is smaller than a Node can get with many
 images and annotations. Promises: an event larger than the limit, a malformed line or an
 ERROR event raise :class:`~routectl.errors.KubeError` (410 as ResourceVersionGoneError).
+
+A busy stream is read in batches (:class:`ReadPacer`): once reads have come at least
+:data:`BUSY_READS` a second (a steady stream of kubelet heartbeats, not a burst of Node
+changes), the socket is left unread for :data:`BATCH_WINDOW` seconds after each read, so
+the events of that window arrive in one read: one wake-up of the event loop, the HTTP
+parser and the reader for many events, instead of one each. An event then waits at most
+:data:`BATCH_WINDOW` on a busy stream; on a quiet one, and for the first reads of a
+burst, not at all.
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
 from collections.abc import AsyncIterator
+from typing import Protocol
 
 import aiohttp
 import orjson
@@ -16,10 +27,63 @@ import orjson
 from routectl.errors import KubeError
 from routectl.kube.transport import JsonObj, error
 
-__all__ = ["MAX_EVENT_BYTES", "events", "lines", "watch_event"]
+__all__ = [
+    "BATCH_WINDOW",
+    "BUSY_READS",
+    "MAX_EVENT_BYTES",
+    "ReadPacer",
+    "Reading",
+    "events",
+    "lines",
+    "watch_event",
+]
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 """The largest watch event accepted; far above etcd's object limit (1.5 MiB by default)."""
+
+
+BATCH_WINDOW = 0.1
+"""Seconds a busy stream's socket is left unread after each read, for events to pile up."""
+BUSY_READS = 10
+"""Reads within one second from which a stream is busy (a burst of a few Node changes is
+not; 50 heartbeats a second are)."""
+
+
+class Reading(Protocol):
+    """What pauses and resumes reading a connection (aiohttp's protocol of a response)."""
+
+    def pause_reading(self) -> None: ...
+
+    def resume_reading(self) -> None: ...
+
+
+class ReadPacer:
+    """Reads a busy stream in batches: after a read, when :data:`BUSY_READS` reads came
+    within the last second, leaves the connection unread for :data:`BATCH_WINDOW` seconds
+    (the kernel keeps what arrives meanwhile), so the next read takes all of it at once."""
+
+    def __init__(self, reading: Reading | None, *, window: float = BATCH_WINDOW) -> None:
+        self._reading = reading
+        self._window = window
+        self._reads: collections.deque[float] = collections.deque(maxlen=BUSY_READS)
+        self.pauses = 0
+        """Pauses taken (for tests)."""
+
+    async def after_read(self) -> None:
+        """Called after each read: pause when the stream is busy."""
+        if self._reading is None or self._window <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        reads = self._reads
+        reads.append(loop.time())
+        if len(reads) < BUSY_READS or reads[-1] - reads[0] >= 1.0:
+            return
+        self.pauses += 1
+        self._reading.pause_reading()
+        try:
+            await asyncio.sleep(self._window)
+        finally:
+            self._reading.resume_reading()
 
 
 async def events(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[JsonObj]:
@@ -29,14 +93,16 @@ async def events(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[
             yield watch_event(line)
 
 
-async def lines(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[bytes]:
+async def lines(
+    content: aiohttp.StreamReader, *, limit: int, pacer: ReadPacer | None = None
+) -> AsyncIterator[bytes]:
     """The newline-separated lines of ``content``, each at most ``limit`` bytes long.
 
     The last line may lack its newline. Each chunk is searched once, so a line of many
-    megabytes costs linear time.
+    megabytes costs linear time. With a ``pacer``, a busy stream is read in batches.
     """
     pending = bytearray()
-    async for chunk in content.iter_any():
+    while chunk := await content.readany():
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
             if len(pending) + end - start > limit:
@@ -48,6 +114,8 @@ async def lines(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[b
         pending += chunk[start:]
         if len(pending) > limit:
             raise _too_large(limit)
+        if pacer is not None:
+            await pacer.after_read()
     if pending:
         yield bytes(pending)
 

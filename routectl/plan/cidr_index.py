@@ -4,7 +4,9 @@
 :meth:`ClaimIndex.overlapping`: the claimed CIDRs that overlap a CIDR without being equal to
 it (its supernets and subnets), at a cost that follows the CIDR (at most one look-up per
 shorter prefix, and a binary search for the subnets), not the cluster. Aligned CIDRs either
-nest or are disjoint, which is what makes both searches exact. Pure: no I/O, no clock.
+nest or are disjoint, which is what makes both searches exact. CIDRs newly claimed are put
+in order at the next look-up (a first list of 65,000 Nodes: one sort, not 65,000 sorted
+inserts). Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -14,9 +16,14 @@ from collections.abc import Collection
 
 from routectl.cidr import Network, canonical, network_or_none
 
+SETTLE_ONE_BY_ONE = 64
+"""Newly claimed CIDRs up to this many are put in order one by one; more (the first list of
+a large cluster) by one sort."""
+
 
 def _bounds(network: Network) -> tuple[int, int]:
-    return int(network.network_address), int(network.broadcast_address)
+    start = int(network.network_address)
+    return start, start | ((1 << (network.max_prefixlen - network.prefixlen)) - 1)
 
 
 class ClaimIndex:
@@ -25,6 +32,8 @@ class ClaimIndex:
     def __init__(self) -> None:
         self._holders: dict[str, set[str]] = {}
         self._starts: dict[int, list[tuple[int, int, str]]] = {4: [], 6: []}
+        self._unsorted: list[tuple[int, tuple[int, int, str]]] = []
+        """Claimed since the last look-up, not yet in ``_starts`` (version, entry)."""
 
     def get(self, cidr: str, default: Collection[str] = ()) -> Collection[str]:
         """The Nodes claiming ``cidr`` (canonical spelling)."""
@@ -41,7 +50,7 @@ class ClaimIndex:
         key = canonical(cidr)
         holders = self._holders.setdefault(key, set())
         if not holders and (network := network_or_none(key)) is not None:
-            bisect.insort(self._starts[network.version], (*_bounds(network), key))
+            self._unsorted.append((network.version, (*_bounds(network), key)))
         holders.add(name)
 
     def discard(self, cidr: str, name: str) -> None:
@@ -50,6 +59,7 @@ class ClaimIndex:
         holders = self._holders.get(key)
         if holders is None:
             return
+        self._settle()
         holders.discard(name)
         if not holders:
             del self._holders[key]
@@ -60,11 +70,24 @@ class ClaimIndex:
                 if at < len(entries) and entries[at][2] == key:
                     del entries[at]
 
+    def _settle(self) -> None:
+        """Put the CIDRs claimed since the last look-up in order among the others."""
+        unsorted, self._unsorted = self._unsorted, []
+        if len(unsorted) <= SETTLE_ONE_BY_ONE:
+            for version, entry in unsorted:
+                bisect.insort(self._starts[version], entry)
+            return
+        for version, entry in unsorted:
+            self._starts[version].append(entry)
+        for entries in self._starts.values():
+            entries.sort()
+
     def overlapping(self, cidr: str) -> list[str]:
         """The claimed CIDRs that overlap ``cidr`` but are not it: supernets, then subnets."""
         network = network_or_none(cidr)
         if network is None:
             return []
+        self._settle()
         found = [
             key
             for prefix in range(network.prefixlen)
@@ -101,10 +124,11 @@ def overlaps(claimed: Collection[tuple[str, str]]) -> list[tuple[tuple[str, str]
         version, start, _, name, cidr = entry
         while open_ and (open_[-1][0] != version or -open_[-1][2] < start):
             open_.pop()
-        pairs.extend(
-            ((outer[3], outer[4]), (name, cidr))
-            for outer in open_
-            if outer[3] != name and canonical(outer[4]) != canonical(cidr)
-        )
+        if open_:  # most CIDRs nest in none other
+            pairs.extend(
+                ((outer[3], outer[4]), (name, cidr))
+                for outer in open_
+                if outer[3] != name and canonical(outer[4]) != canonical(cidr)
+            )
         open_.append(entry)
     return pairs

@@ -32,7 +32,7 @@ import dataclasses
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 
-from routectl.cidr import Network, canonical, network_or_none
+from routectl.cidr import Network, canonical, network_or_none, within
 from routectl.model import NodeView, Route
 from routectl.plan.cidr_index import overlaps
 from routectl.plan.conditions import (
@@ -123,10 +123,11 @@ def is_responsible(destination_cidr: str, cluster_cidrs: Sequence[Network]) -> b
     was deleted); an unparsable destination is never ours.
     """
     network = network_or_none(destination_cidr)
-    return network is not None and any(
-        cluster.version == network.version and network.subnet_of(cluster)  # type: ignore[arg-type]
-        for cluster in cluster_cidrs
-    )
+    if network is not None:
+        for cluster in cluster_cidrs:  # a loop, not any(): called once per route and Node
+            if within(network, cluster):
+                return True
+    return False
 
 
 def touches_cluster(destination_cidr: str, cluster_cidrs: Sequence[Network]) -> bool:
@@ -251,10 +252,7 @@ def _claim(
     network = network_or_none(cidr)
     if network is None:
         return invalid_pod_cidr(name, cidr)
-    if not any(
-        c.version == network.version and network.subnet_of(c)  # type: ignore[arg-type]
-        for c in cluster_cidrs
-    ):
+    if not is_responsible(cidr, cluster_cidrs):
         # A route outside the cluster CIDRs could never be cleaned up (we only delete inside).
         return outside_cluster(name, cidr, cluster_cidrs)
     owner = claimed.setdefault(canonical(cidr), name)

@@ -19,6 +19,7 @@ import datetime
 import logging
 import random
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from routectl.cloud.budget import Budget
 from routectl.cloud.fence import Fence
@@ -26,8 +27,6 @@ from routectl.cloud.gate import CloudGate
 from routectl.cloud.listing import ListingCache
 from routectl.cloud.policy import call_policy
 from routectl.config import Settings
-from routectl.ipam.edge.metrics import IpamMetrics
-from routectl.ipam.edge.step import IpamApi, NodeIpam
 from routectl.kube import KubeClient
 from routectl.kube.events import EventApi, EventRecorder
 from routectl.kube.informer import Informer, NodeHandler, NodeStore
@@ -41,6 +40,9 @@ from routectl.provider import RouteProvider, batch_capable, load_factory, takes_
 from routectl.sync.changes import Changes
 from routectl.sync.controller import Controller
 from routectl.sync.queue import CoalescingQueue
+
+if TYPE_CHECKING:  # node IPAM is off by default: imported only when it is on
+    from routectl.ipam.edge.step import IpamApi, NodeIpam
 
 logger = logging.getLogger("routectl")
 SETTLE_SHARE = 10
@@ -179,6 +181,9 @@ def build_sync(
     if settings.routectl_allocate_node_cidrs:
         if ipam_api is None:
             raise ValueError("node IPAM needs an API to read and write claims and Nodes")
+        from routectl.ipam.edge.metrics import IpamMetrics  # noqa: PLC0415 -- only when on
+        from routectl.ipam.edge.step import NodeIpam  # noqa: PLC0415
+
         ipam = NodeIpam(
             settings=settings,
             reader=ipam_api,

@@ -48,10 +48,10 @@ class ConditionStream:
         self.errors: list[KubeError] = []
 
     def open(self) -> None:
-        """Write now for every Node that waits for no create."""
-        for name in self._nodes:
-            if not self._pending[name]:
-                self._settle(name)
+        """Write now for every Node that waits for no create (one pass over them all)."""
+        idle = [node for name, node in self._nodes.items() if not self._pending[name]]
+        for name, created in routes_created(nodes=idle, plan=self._plan).items():
+            self._settled(name, created=created)
 
     async def create_done(
         self, create: RouteCreate, error: ProviderError | None, elapsed: float
@@ -68,14 +68,19 @@ class ConditionStream:
 
     def _settle(self, name: str) -> None:
         outcome = routes_created(
-            nodes=[self._nodes[name]], plan=self._plan, failed=self._failed[name]
+            nodes=[self._nodes[name]], plan=self._plan, failed=self._failed.get(name, ())
         )
         if name in outcome:
-            self._group.create_task(self._write(name, created=outcome[name]))
+            self._settled(name, created=outcome[name])
 
-    async def _write(self, name: str, *, created: bool) -> None:
+    def _settled(self, name: str, *, created: bool) -> None:
         if created:
             self.ready.append((name, self._clock()))
+        # A condition already right (every Node of a cluster at rest) costs no task.
+        if self._status.needs_condition(name, created=created):
+            self._group.create_task(self._write(name, created=created))
+
+    async def _write(self, name: str, *, created: bool) -> None:
         error = await self._status.write_condition(name, created=created)
         if error is not None:
             self.errors.append(error)

@@ -39,14 +39,17 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import logging
+import operator
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from routectl.cidr import canonical
 from routectl.cloud.listing import Listing, ListingCache
 from routectl.config import Settings
 from routectl.errors import ProviderError, RoutectlError, SyncFailedError
-from routectl.ipam.edge.step import NodeIpam, Wake
+from routectl.kube.decode import collector_paused
 from routectl.kube.informer import NodeStore
 from routectl.kube.node_status import NodeStatus
 from routectl.model import NodeView, Route
@@ -60,6 +63,9 @@ from routectl.sync.changes import Changes, Dirty
 from routectl.sync.condition_stream import ConditionStream
 from routectl.sync.queue import Batch, CoalescingQueue
 from routectl.sync.sidework import Claims
+
+if TYPE_CHECKING:  # node IPAM is off by default: not imported unless it is on
+    from routectl.ipam.edge.step import NodeIpam, Wake
 
 logger = logging.getLogger("routectl.controller")
 
@@ -237,7 +243,10 @@ class Controller:
                 changed_cidrs=dirty.cidrs,
             )
         cidrs = self.ipam.route_cidrs if self.ipam else self.settings.cluster_cidrs
-        result = plan(nodes=nodes, routes=routes, cluster_cidrs=cidrs, unknown=self.store.unknown)
+        with collector_paused():  # a full plan of a large cluster allocates, frees no cycle
+            result = plan(
+                nodes=nodes, routes=routes, cluster_cidrs=cidrs, unknown=self.store.unknown
+            )
         duration = self.metrics.plan_duration.labels(scope="full" if full else "changes")
         duration.observe(self.clock() - started)
         return Planned(plan=result, nodes=nodes, full=full)
@@ -413,8 +422,8 @@ class Controller:
 
     def _routed(self, ready: Sequence[tuple[str, float]]) -> None:
         """These Nodes got all their routes, at these times: observe how long they waited."""
-        for name, at in ready:
-            for seconds in self.changes.routed([name], now=at):
+        for at, together in itertools.groupby(ready, key=operator.itemgetter(1)):
+            for seconds in self.changes.routed([name for name, _ in together], now=at):
                 self.metrics.route_latency.observe(seconds)
 
 

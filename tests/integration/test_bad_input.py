@@ -564,15 +564,14 @@ async def test_unbindable_metrics_address_is_a_one_line_start_up_error(cluster: 
 
 
 class Chunks:
-    """A response body that arrives in the given chunks (what ``iter_any`` yields)."""
+    """A response body that arrives in the given chunks (what ``readany`` returns)."""
 
     def __init__(self, *chunks: bytes) -> None:
-        self.chunks = chunks
+        self.chunks = list(chunks)
 
-    async def iter_any(self) -> AsyncIterator[bytes]:
-        """Yield each chunk."""
-        for chunk in self.chunks:
-            yield chunk
+    async def readany(self) -> bytes:
+        """The next chunk; nothing at the end."""
+        return self.chunks.pop(0) if self.chunks else b""
 
 
 async def split(*chunks: bytes, limit: int = 10) -> list[bytes]:

@@ -88,3 +88,36 @@ def test_simulate_without_the_sim_distribution_says_where_it_is(
         main(["simulate", "--nodes", "5"], plugins={})
     assert exited.value.code == 2
     assert "routectl-sim" in capsys.readouterr().err
+
+
+def test_routectl_run_imports_no_other_distributions_command() -> None:
+    """``routectl run`` starts without importing the commands other distributions add
+    (``routectl simulate`` would bring its fake API server along); ``routectl --help``
+    still lists them."""
+    code = (
+        "import sys\n"
+        "from routectl.cli.main import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(any(m.startswith('routectl_sim') for m in sys.modules))\n"
+    )
+    for argv, loaded in ((["run", "--help"], "False"), (["--help"], "True")):
+        shown = subprocess.run(  # noqa: S603 -- this interpreter, fixed arguments
+            [sys.executable, "-c", code, *argv], check=True, capture_output=True, text=True
+        ).stdout.split()
+        assert shown[-1] == loaded, argv
+
+
+def test_routectl_run_imports_no_node_ipam_nor_the_plan_preview() -> None:
+    """Node IPAM (off by default) and ``routectl plan``'s preview are imported only by what
+    uses them: what ``routectl run`` imports to start has neither."""
+    code = (
+        "import sys, routectl.cli.app, routectl.process.wiring\n"
+        "print([m for m in sys.modules if m.startswith(('routectl.ipam', 'routectl.cli.preview'))])\n"
+    )
+    shown = subprocess.run(  # noqa: S603 -- this interpreter, fixed arguments
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    assert shown == "[]"
