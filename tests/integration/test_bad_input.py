@@ -16,7 +16,7 @@ import logging
 import re
 import signal
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
