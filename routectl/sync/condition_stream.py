@@ -3,7 +3,9 @@
 A sync's plan says which creates each Node waits for. :class:`ConditionStream` writes the
 NetworkUnavailable condition of a Node that waits for none at once, and that of any other
 Node when its last create is settled (created, failed, or skipped), not when the whole
-batch ends: a Node whose route took one write is ready after that one write. Which
+batch ends (a create the cloud acknowledged before without carrying it out counts as not
+routed when acknowledged again, until a listing shows it): a Node whose route took one
+write is ready after that one write. Which
 condition is written is upstream's rule (:func:`routectl.plan.reconcile.routes_created` for that
 Node alone), and each Node is written at most once per sync, only if its status or reason
 change, so a batch costs no more API writes than before. Failed creates get upstream's
@@ -16,8 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
+from routectl.cidr import canonical
 from routectl.errors import CreateSkippedError, KubeError, ProviderError
 from routectl.kube.node_status import NodeStatus
 from routectl.model import NodeView
@@ -35,8 +38,13 @@ class ConditionStream:
         plan: Plan,
         group: asyncio.TaskGroup,
         clock: Callable[[], float],
+        doubted: Collection[tuple[str, str]] = (),
     ) -> None:
         self._status = status
+        self._doubted = doubted
+        """(Node, canonical CIDR) of creates the cloud acknowledged before and a listing then
+        did not show: acknowledged again, they do not make the Node routed (a listing must
+        show the route first)."""
         self._plan = plan
         self._group = group
         self._clock = clock
@@ -58,6 +66,8 @@ class ConditionStream:
     ) -> None:
         """One create is settled; the Node's condition follows if it was its last."""
         name = create.route.target_node
+        if error is None and (name, canonical(create.route.destination_cidr)) in self._doubted:
+            self._failed[name].append(create)  # not routed until a listing shows it
         if error is not None:
             self._failed[name].append(create)
             if not isinstance(error, CreateSkippedError):

@@ -25,10 +25,14 @@ A sync (:meth:`Controller.sync`):
    cannot take waits for the next sync, which the change has asked for already. A Node of
    a burst is then ready one write after it arrives, not after the writes in flight.
 
-A sync that wrote asks for a fresh listing :data:`VERIFY_AFTER` seconds later (a delayed
-request on the queue); that listing confirms each write the cloud acknowledged, and one it
-does not show is counted (``routectl_unconfirmed_writes_total``), said, and written again by
-the plan on it.
+A sync that wrote (completely or not) asks for a fresh listing :data:`VERIFY_AFTER` seconds
+later (a delayed request on the queue); that listing confirms each write the cloud
+acknowledged, and one it does not show is counted (``routectl_unconfirmed_writes_total``),
+said, and written again by the plan on it. Such a write stays *in doubt* until a listing
+shows it: acknowledged again, a create in doubt does not make its Node routed (the
+condition follows what the cloud shows, not what it answers), and each time it is found
+missing again the next verifying listing waits twice as long (up to
+``--retry-backoff-cap``); a WARNING says it the first time, DEBUG lines after.
 
 Anything that failed makes the sync raise :class:`~routectl.errors.SyncFailedError` (an
 exception group of every failed call and write), and the changes go back for the next
@@ -125,6 +129,9 @@ class Controller:
         self._unconfirmed: dict[tuple[str, str], str] = {}
         """(target Node, canonical CIDR) -> "create"/"delete": writes the cloud acknowledged
         that no listing has shown yet."""
+        self._doubted: dict[tuple[str, str, str], int] = {}
+        """(operation, target Node, canonical CIDR) -> how many times in a row a listing did
+        not show the acknowledged write: in doubt until a listing shows it."""
         self._side_taken: list[Dirty] = []
         self.side_plans = 0
         """Side plans accepted and written beside a running sync (for tests and metrics)."""
@@ -192,7 +199,6 @@ class Controller:
             self.listing.invalidate()
             raise
         self.changes.needs_full &= not work.full
-        self._to_confirm(applied)
         logger.debug(
             "Sync applied: %d created, %d deleted, %d failed",
             len(applied.created),
@@ -271,32 +277,49 @@ class Controller:
         return verdict
 
     def _to_confirm(self, applied: Applied) -> None:
-        """Remember this sync's acknowledged writes, and list again soon to confirm them."""
+        """Remember this sync's acknowledged writes, and list again soon to confirm them:
+        :data:`VERIFY_AFTER`, doubled for each time in a row a write of them was not shown."""
         for c in applied.created:
             self._unconfirmed[_key(c.route)] = "create"
         for route in applied.deleted:
             self._unconfirmed[_key(route)] = "delete"
         if applied.changed:
-            self.queue.request_after(VERIFY_AFTER, key=VERIFY, fresh_listing=True, replace=False)
+            misses = max(
+                (self._doubted.get((op, *key), 0) for key, op in self._unconfirmed.items()),
+                default=0,
+            )
+            cap = max(VERIFY_AFTER, self.settings.retry_backoff_cap)
+            delay = min(VERIFY_AFTER * 2 ** min(misses, 30), cap)
+            self.queue.request_after(delay, key=VERIFY, fresh_listing=True, replace=False)
+
+    def _doubted_creates(self) -> frozenset[tuple[str, str]]:
+        """(Node, canonical CIDR) of the creates in doubt (see the module's promises)."""
+        return frozenset((node, cidr) for op, node, cidr in self._doubted if op == "create")
 
     def _confirm(self, routes: Sequence[Route]) -> None:
         """A fresh listing: every acknowledged write it does not show is counted and said
-        (the plan on this listing writes it again, and the Node's condition follows)."""
-        if not self._unconfirmed:
-            return
+        (the plan on this listing writes it again, and the Node's condition follows); every
+        write in doubt that it shows is no longer in doubt."""
         listed = {_key(r) for r in routes if not r.blackhole}
+        for op, node, cidr in list(self._doubted):
+            if ((node, cidr) in listed) == (op == "create"):
+                del self._doubted[(op, node, cidr)]
         for (node, cidr), operation in sorted(self._unconfirmed.items()):
             shown = (node, cidr) in listed
             if shown == (operation == "create"):
                 continue
             self.metrics.unconfirmed_writes.labels(operation=operation).inc()
-            logger.warning(
+            misses = self._doubted.get((operation, node, cidr), 0) + 1
+            self._doubted[(operation, node, cidr)] = misses
+            logger.log(
+                logging.WARNING if misses == 1 else logging.DEBUG,
                 "The cloud acknowledged the %s of the route to %s via node %s, but the listing "
-                "after it %s; writing it again",
+                "after it %s; writing it again%s",
                 operation,
                 cidr,
                 node,
                 "does not show it" if operation == "create" else "still shows it",
+                "" if misses == 1 else f" (missing {misses} times in a row)",
                 extra={"node": node, "cidr": cidr},
             )
         self._unconfirmed.clear()
@@ -317,7 +340,12 @@ class Controller:
         try:
             async with asyncio.TaskGroup() as group:
                 stream = ConditionStream(
-                    status=self.status, nodes=work.nodes, plan=result, group=group, clock=self.clock
+                    status=self.status,
+                    nodes=work.nodes,
+                    plan=result,
+                    group=group,
+                    clock=self.clock,
+                    doubted=self._doubted_creates(),
                 )
                 stream.open()
                 taker = None
@@ -345,6 +373,7 @@ class Controller:
             applied.failed.extend(side.failed)
             applied.errors.extend(side.errors)
             stream.errors.extend(side_stream.errors)
+        self._to_confirm(applied)  # a sync that failed in part is verified too
         errors: list[RoutectlError] = [*applied.errors, *stream.errors]
         if errors:
             raise SyncFailedError(_summary(applied, errors), errors)
@@ -406,7 +435,12 @@ class Controller:
         """Write one side plan (creates only), conditions streamed as for the sync's own."""
         await self.status.report_problems(result, [*nodes, *self.store.unknown_views()], full=False)
         stream = ConditionStream(
-            status=self.status, nodes=nodes, plan=result, group=group, clock=self.clock
+            status=self.status,
+            nodes=nodes,
+            plan=result,
+            group=group,
+            clock=self.clock,
+            doubted=self._doubted_creates(),
         )
         stream.open()
         applied = await apply_routes(

@@ -80,6 +80,9 @@ class Fault:
     """Never answer (the client's timeout fires); nothing is changed."""
     hang_after_success: bool = False
     """Apply the change, then never answer."""
+    dropped: bool = False
+    """Answer a create as done and keep nothing (a cloud that acknowledges a write and does
+    not carry it out)."""
 
 
 _NO_FAULT = Fault()
@@ -191,6 +194,8 @@ class FakeCloud:
                 raise fault.error or ProviderError("injected hang ended")
             await asyncio.sleep(self._latency(operation))
             result = action()
+            if fault.dropped and isinstance(result, Route):
+                self.table(cluster).remove(result.destination_cidr)
             if fault.hang_after_success:
                 outcome = "hang"
                 await asyncio.sleep(HANG_SECONDS)

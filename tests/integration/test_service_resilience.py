@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 
 from routectl.config.ccm import WATCH_GATE
+from routectl.errors import ProviderError
 from routectl.testing import FakeCloud
+from routectl.testing.cloud import Fault
 from routectl_sim.apiserver import FakeApiServer
 from tests.integration.conftest import Cluster, eventually, node_object
 
@@ -179,3 +182,45 @@ async def test_rbac_denied_is_not_ready_and_backs_off(tmp_path) -> None:
         running.task.cancel()
         await asyncio.gather(running.task, return_exceptions=True)
         await running.kube.aclose()
+
+
+async def test_a_node_is_not_called_routed_while_the_cloud_keeps_dropping_its_route(
+    cluster: Cluster,
+) -> None:
+    """The cloud acknowledges the first three creates of the route and keeps none. The first
+    acknowledgement makes the Node routed (nothing says otherwise yet); the listing after it
+    shows the route missing: counted, written again, and from then on the Node is
+    NoRouteCreated until a listing shows the route, however often the cloud says "done".
+    The listings that check wait twice as long each time the route is missing again."""
+    cluster.cloud.fail_next("create", Fault(dropped=True), times=3)
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    running = await cluster.start()
+    await eventually(lambda: cluster.condition("n1") == ("False", "RouteCreated"))
+    await eventually(lambda: cluster.condition("n1") == ("True", "NoRouteCreated"), within=30)
+    unconfirmed = running.service.metrics.unconfirmed_writes.labels(operation="create")
+    await eventually(lambda: cluster.routes() == {("n1", "10.244.1.0/24")}, within=120)
+    await eventually(lambda: cluster.condition("n1") == ("False", "RouteCreated"), within=30)
+    assert unconfirmed._value.get() == 3
+    creates = [c.time for c in cluster.cloud.calls if c.operation == "create"]
+    assert len(creates) == 4
+    gaps = [later - earlier for earlier, later in itertools.pairwise(creates)]
+    # Each gap is the verifying listing's delay plus the listing and the write (1.2 s): 5 s,
+    # then 10 s cut to --retry-backoff-cap (8 s in these tests).
+    assert [round(g - 1.2, 1) for g in gaps] == [5.0, 8.0, 8.0], gaps
+
+
+async def test_a_sync_that_failed_in_part_still_checks_the_writes_it_made(
+    cluster: Cluster,
+) -> None:
+    """One create fails, the other is acknowledged and dropped: the sync fails, and the
+    dropped write is still found missing by the listing after it, counted and made again."""
+    cluster.cloud.fail_next("create", Fault(dropped=True))
+    cluster.cloud.fail_next("create", Fault(error=ProviderError("injected")), times=2)
+    cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
+    cluster.server.create_node(node_object("n2", "10.244.2.0/24"))
+    running = await cluster.start()
+    await eventually(lambda: len(cluster.routes()) == 2, within=120)
+    unconfirmed = running.service.metrics.unconfirmed_writes.labels(operation="create")
+    assert unconfirmed._value.get() == 1
+    await eventually(lambda: cluster.condition("n1") == ("False", "RouteCreated"), within=30)
+    await eventually(lambda: cluster.condition("n2") == ("False", "RouteCreated"), within=30)
