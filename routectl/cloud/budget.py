@@ -220,8 +220,16 @@ class Budget:
         return max(0.0, self._paused_until - asyncio.get_running_loop().time())
 
 
+_AGES = 1e9
+"""Beyond this (about 32 years) a wait is said as a number of seconds, not in hours."""
+
+
 def _duration(seconds: float) -> str:
-    return "forever" if math.isinf(seconds) else format_duration(seconds)
+    """A cloud's wait in words: Go's duration spelling, ``1e+30s`` for an absurd one (not
+    ``277777777777777803006914950h57m11.8s``), ``forever`` for infinity."""
+    if math.isinf(seconds):
+        return "forever"
+    return f"{seconds:.3g}s" if seconds > _AGES else format_duration(seconds)
 
 
 class Limiter:

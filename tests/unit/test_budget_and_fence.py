@@ -68,6 +68,17 @@ async def test_a_long_retry_after_is_capped_said_once_and_shown(
     assert loop.time() - started == pytest.approx(120.0, abs=0.6)
 
 
+async def test_an_absurd_retry_after_is_said_as_a_number(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Retry-After: 1e30 is said as 1e+30s, not as 277777777777777803006914950h57m11.8s."""
+    made, _ = budget(max_pause=120.0)
+    with caplog.at_level(logging.WARNING, logger="routectl.cloud"):
+        made.pause(1e30, what="list: throttled")
+    (record,) = caplog.records
+    assert "asked routectl to wait 1e+30s before its next call" in record.getMessage()
+
+
 async def test_short_pauses_call_after_call_are_one_warning_a_minute(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
