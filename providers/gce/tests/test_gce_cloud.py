@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 import threading
 from typing import Any
@@ -176,3 +177,22 @@ async def test_a_token_url_is_asked_as_the_ccm_asks_it(fake: FakeCompute, tmp_pa
     assert out.split() == ["node-a"]
     assert fake.alt_token_calls == [("Bearer token-1", '{"cluster": "c"}')]
     assert set(fake.tokens) == {"alt-token-1"}
+
+
+async def test_an_unreachable_compute_api_is_named_with_its_host(fake: FakeCompute) -> None:
+    """Not only "TransportError" or "ConnectionError": the line says where and why."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # bound, never listening: connections are refused
+        provider = GceProvider(
+            cluster_name="c",
+            options=options(fake, **{"api-endpoint": f"http://127.0.0.1:{port}"}),
+            credentials=credentials(),
+        )
+        try:
+            with pytest.raises(
+                ProviderError, match=rf"GCE routes.list: \w+Error: .*127\.0\.0\.1.*{port}"
+            ):
+                await provider.list_routes()
+        finally:
+            await provider.aclose()

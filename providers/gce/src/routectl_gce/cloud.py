@@ -85,6 +85,10 @@ RATE_REASONS = frozenset(
 QUOTA_REASONS = frozenset({"quotaExceeded", "QUOTA_EXCEEDED"})
 
 
+_CAUSE = 300
+"""How much of a transport error's text a message carries (its host and reason)."""
+
+
 class NotSentError(Exception):
     """The job was cancelled before its request went out: nothing was sent."""
 
@@ -329,7 +333,10 @@ class GceCloud:
         except google.auth.exceptions.RefreshError as exc:
             raise ProviderTerminalError(f"GCE {what}: credentials refused: {exc}") from exc
         except (google.auth.exceptions.TransportError, requests.RequestException) as exc:
-            raise ProviderError(f"GCE {what}: {type(exc).__name__}") from exc
+            cause = " ".join(str(exc).split())[:_CAUSE]  # which host, and why: one line
+            raise ProviderError(
+                f"GCE {what}: {type(exc).__name__}" + (f": {cause}" if cause else "")
+            ) from exc
         except NotSentError as exc:
             raise ProviderError(str(exc)) from exc
         except json_format.ParseError as exc:  # the SDK reads every 200 by the API's schema
