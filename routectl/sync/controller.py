@@ -299,10 +299,11 @@ class Controller:
     def _confirm(self, routes: Sequence[Route]) -> None:
         """A fresh listing: every acknowledged write it does not show is counted and said
         (the plan on this listing writes it again, and the Node's condition follows); every
-        write in doubt that it shows is no longer in doubt."""
+        write in doubt that it shows (or whose Node is gone) is no longer in doubt."""
         listed = {_key(r) for r in routes if not r.blackhole}
         for op, node, cidr in list(self._doubted):
-            if ((node, cidr) in listed) == (op == "create"):
+            gone = op == "create" and self.store.get(node) is None  # nothing to route now
+            if gone or ((node, cidr) in listed) == (op == "create"):
                 del self._doubted[(op, node, cidr)]
         for (node, cidr), operation in sorted(self._unconfirmed.items()):
             shown = (node, cidr) in listed
