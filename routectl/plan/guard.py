@@ -2,7 +2,8 @@
 
 A plan that would delete more than ``threshold`` of the owned routes (and more than
 :data:`MASS_DELETE_MIN`) keeps its creates but loses every delete, and every create that
-waits for one of those deletes. A wrong ``--cluster-cidr``, an empty Node list from a
+waits for one of those deletes (its Node then counts as unroutable: not marked routed while
+its CIDR's route leads elsewhere). A wrong ``--cluster-cidr``, an empty Node list from a
 broken API proxy or a provider that mislabels routes then costs nothing, and says so.
 Small clusters are covered too: while the Node list is empty, no route is deleted at all,
 however few (an empty list is far likelier a broken answer than a cluster with no Nodes).
@@ -55,4 +56,10 @@ def guard(plan: Plan, *, owned: int, nodes: int, threshold: float, allow: bool) 
     else:
         return Verdict(plan=plan)
     creates = tuple(c for c in plan.creates if not c.replaces)
-    return Verdict(plan=dataclasses.replace(plan, deletes=(), creates=creates), message=message)
+    # A Node whose create waits for a withheld delete is not routed (its CIDR's route leads
+    # elsewhere): it must not be marked RouteCreated for having no create left to wait for.
+    held = frozenset(c.route.target_node for c in plan.creates if c.replaces)
+    withheld = dataclasses.replace(
+        plan, deletes=(), creates=creates, unroutable_nodes=plan.unroutable_nodes | held
+    )
+    return Verdict(plan=withheld, message=message)

@@ -44,6 +44,7 @@ def test_tripped_guard_keeps_creates_that_wait_for_no_delete() -> None:
     )
     assert verdict.plan.deletes == ()
     assert verdict.plan.creates == (free,)
+    assert verdict.plan.unroutable_nodes == {"n0"}  # its route leads elsewhere: not routed
     assert "Refusing to delete 10 of 10 routes" in verdict.message
     assert "--allow-mass-delete" in verdict.message
 
