@@ -217,7 +217,9 @@ async def test_aws_ccm_line_and_cloud_config_pasted_beside_kcms_allocator(
 
     # 5. Before routectl runs: plan takes the pasted line, two creates pending (exit 2).
     code, out, err = await plan(plan_line, "--detailed-exitcode")
-    assert (code, err) == (2, "")
+    assert code == 2
+    (warning,) = err.splitlines()  # the typo, as run logs it: the preview shows it too
+    assert warning.startswith("routectl plan: warning: Unknown key [Global] RouteTabelID"), err
     assert "routectl plan: 2 to create, 0 to delete" in out
     assert "mass-delete guard: nothing to delete" in out
     assert f"table {pinned}: 0 routes, 0 owned by this cluster" in out  # local routes aside
@@ -259,7 +261,9 @@ async def test_aws_ccm_line_and_cloud_config_pasted_beside_kcms_allocator(
 
         # 5. After the sync: nothing pending (exit 0), three routes owned in the table.
         code, out, err = await plan(plan_line, "--detailed-exitcode")
-        assert (code, err) == (0, ""), out
+        assert code == 0, out
+        assert "RouteTabelID" in err, err  # the only line on stderr: the typo's warning
+        assert len(err.splitlines()) == 1, err
         assert f"table {pinned}: 3 routes, 3 owned by this cluster" in out
         assert await process.stop() == 0
     finally:
