@@ -19,10 +19,9 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from routectl.cidr import canonical
-from routectl.cli.dropin import read_cloud_config, say_ignored
+from routectl.cli.dropin import cloud_config_warnings, say_ignored
 from routectl.config import Settings
 from routectl.errors import (
-    ConfigError,
     ImpossibleObjectError,
     InvalidObjectError,
     KubeError,
@@ -261,7 +260,7 @@ async def plan_once(
     )
 
     out, err = out or sys.stdout, err or sys.stderr
-    for line in _cloud_config_warnings(settings):  # run logs them at start-up: so does plan
+    for line in cloud_config_warnings(settings):  # run logs them at start-up: so does plan
         err.write(f"routectl plan: warning: {line}\n")
     logging.disable(logging.CRITICAL)  # the one line below says what failed
     try:
@@ -316,16 +315,6 @@ async def plan_once(
         return EXIT_FAILED
     pending = not result.empty or bool(conditions) or bool(ipam and ipam[0].allocations)
     return EXIT_CHANGES if detailed_exitcode and pending else EXIT_OK
-
-
-def _cloud_config_warnings(settings: Settings) -> list[str]:
-    """The WARNING lines ``run`` gives for the cloud config's unknown keys (a mistyped
-    ``RoutTableID`` must show in the preview too)."""
-    try:
-        read = read_cloud_config(settings)
-    except ConfigError:  # read at start-up already
-        return []
-    return list(read.unknown) if read is not None else []
 
 
 async def _read_nodes_and_routes(

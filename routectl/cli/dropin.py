@@ -7,7 +7,8 @@
   read, is a ConfigError (exit 2 with one line);
 * :func:`say_ignored` logs, once at start-up, each CCM flag and feature gate given that
   does not concern routes, and each key of the cloud config that does not: accepted, never
-  an error, never silent; an unknown key of the cloud config is a WARNING.
+  an error, never silent; an unknown key of the cloud config is a WARNING
+  (:func:`cloud_config_warnings` gives those lines to ``routectl plan``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,22 @@ def read_cloud_config(settings: Settings) -> Translated | None:
         detail = getattr(exc, "strerror", None) or str(exc)
         raise ConfigError(f"--cloud-config {path}: cannot read: {detail}") from None
     return translate(settings.provider, text, path=path)
+
+
+def cloud_config_warnings(settings: Settings) -> list[str]:
+    """The WARNING lines :func:`say_ignored` gives for the cloud config's unknown keys (for
+    ``routectl plan``, which logs nothing: a mistyped ``RoutTableID`` shows there too)."""
+    read = _read_again(settings)
+    return list(read.unknown) if read is not None else []
+
+
+def _read_again(settings: Settings) -> Translated | None:
+    """The cloud config, read again after start-up checked it (a file that changed since is
+    not fatal here)."""
+    try:
+        return read_cloud_config(settings)
+    except ConfigError:
+        return None
 
 
 def with_cloud_config(settings: Settings) -> Settings:
@@ -67,10 +84,7 @@ def say_ignored(settings: Settings) -> list[str]:
     ]
     for line in lines:
         logger.info(line)
-    try:
-        read = read_cloud_config(settings)
-    except ConfigError:  # read at start-up already; a file changed since is not fatal here
-        read = None
+    read = _read_again(settings)
     if read is not None:
         for line in read.ignored:
             logger.info(line)
