@@ -25,14 +25,12 @@ A sync (:meth:`Controller.sync`):
    cannot take waits for the next sync, which the change has asked for already. A Node of
    a burst is then ready one write after it arrives, not after the writes in flight.
 
-A sync that wrote (completely or not) asks for a fresh listing :data:`VERIFY_AFTER` seconds
-later (a delayed request on the queue); that listing confirms each write the cloud
-acknowledged, and one it does not show is counted (``routectl_unconfirmed_writes_total``),
-said, and written again by the plan on it. Such a write stays *in doubt* until a listing
-shows it: acknowledged again, a create in doubt does not make its Node routed (the
-condition follows what the cloud shows, not what it answers), and each time it is found
-missing again the next verifying listing waits twice as long (up to
-``--retry-backoff-cap``); a WARNING says it the first time, DEBUG lines after.
+A sync that wrote (completely or not) asks for a fresh listing a few seconds later (a delayed
+request on the queue; :mod:`routectl.sync.verify` says when, and keeps what it checks): each
+acknowledged write that listing does not show is counted
+(``routectl_unconfirmed_writes_total``), said (WARNING the first time, DEBUG after), and
+written again by the plan on it; it stays in doubt, and its Node unrouted, until a listing
+shows it.
 
 Anything that failed makes the sync raise :class:`~routectl.errors.SyncFailedError` (an
 exception group of every failed call and write), and the changes go back for the next
@@ -49,7 +47,6 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from routectl.cidr import canonical
 from routectl.cloud.listing import Listing, ListingCache
 from routectl.config import Settings
 from routectl.errors import ProviderError, RoutectlError, SyncFailedError
@@ -67,15 +64,13 @@ from routectl.sync.changes import Changes, Dirty
 from routectl.sync.condition_stream import ConditionStream
 from routectl.sync.queue import Batch, CoalescingQueue
 from routectl.sync.sidework import Claims
+from routectl.sync.verify import WriteChecks
 
 if TYPE_CHECKING:  # node IPAM is off by default: not imported unless it is on
     from routectl.ipam.edge.step import NodeIpam, Wake
 
 logger = logging.getLogger("routectl.controller")
 
-VERIFY_AFTER = 5.0
-"""Seconds after a sync that wrote until a fresh listing confirms its writes (one listing,
-whatever the number of writes; a write acknowledged but not carried out is caught then)."""
 VERIFY = "verify-writes"
 """The key of the confirming listing on the queue."""
 LOOK_AGAIN = "look-again"
@@ -126,12 +121,8 @@ class Controller:
         self.syncs = 0
         self.last: Planned | None = None
         self._guard_tripped = False
-        self._unconfirmed: dict[tuple[str, str], str] = {}
-        """(target Node, canonical CIDR) -> "create"/"delete": writes the cloud acknowledged
-        that no listing has shown yet."""
-        self._doubted: dict[tuple[str, str, str], int] = {}
-        """(operation, target Node, canonical CIDR) -> how many times in a row a listing did
-        not show the acknowledged write: in doubt until a listing shows it."""
+        self.checks = WriteChecks()
+        """The acknowledged writes to check, and those in doubt (:mod:`routectl.sync.verify`)."""
         self._side_taken: list[Dirty] = []
         self.side_plans = 0
         """Side plans accepted and written beside a running sync (for tests and metrics)."""
@@ -277,53 +268,30 @@ class Controller:
         return verdict
 
     def _to_confirm(self, applied: Applied) -> None:
-        """Remember this sync's acknowledged writes, and list again soon to confirm them:
-        :data:`VERIFY_AFTER`, doubled for each time in a row a write of them was not shown."""
-        for c in applied.created:
-            self._unconfirmed[_key(c.route)] = "create"
-        for route in applied.deleted:
-            self._unconfirmed[_key(route)] = "delete"
-        if applied.changed:
-            misses = max(
-                (self._doubted.get((op, *key), 0) for key, op in self._unconfirmed.items()),
-                default=0,
-            )
-            cap = max(VERIFY_AFTER, self.settings.retry_backoff_cap)
-            delay = min(VERIFY_AFTER * 2 ** min(misses, 30), cap)
+        """Remember this sync's acknowledged writes, and ask for the listing that checks them
+        (:class:`~routectl.sync.verify.WriteChecks` says when)."""
+        delay = self.checks.acknowledged(applied, cap=self.settings.retry_backoff_cap)
+        if delay is not None:
             self.queue.request_after(delay, key=VERIFY, fresh_listing=True, replace=False)
-
-    def _doubted_creates(self) -> frozenset[tuple[str, str]]:
-        """(Node, canonical CIDR) of the creates in doubt (see the module's promises)."""
-        return frozenset((node, cidr) for op, node, cidr in self._doubted if op == "create")
 
     def _confirm(self, routes: Sequence[Route]) -> None:
         """A fresh listing: every acknowledged write it does not show is counted and said
-        (the plan on this listing writes it again, and the Node's condition follows); every
-        write in doubt that it shows (or whose Node is gone) is no longer in doubt."""
-        listed = {_key(r) for r in routes if not r.blackhole}
-        for op, node, cidr in list(self._doubted):
-            gone = op == "create" and self.store.get(node) is None  # nothing to route now
-            if gone or ((node, cidr) in listed) == (op == "create"):
-                del self._doubted[(op, node, cidr)]
-        for (node, cidr), operation in sorted(self._unconfirmed.items()):
-            shown = (node, cidr) in listed
-            if shown == (operation == "create"):
-                continue
-            self.metrics.unconfirmed_writes.labels(operation=operation).inc()
-            misses = self._doubted.get((operation, node, cidr), 0) + 1
-            self._doubted[(operation, node, cidr)] = misses
+        (the plan on this listing writes it again, and the Node's condition follows)."""
+        for miss in self.checks.confirm(
+            routes, exists=lambda name: self.store.get(name) is not None
+        ):
+            self.metrics.unconfirmed_writes.labels(operation=miss.operation).inc()
             logger.log(
-                logging.WARNING if misses == 1 else logging.DEBUG,
+                logging.WARNING if miss.times == 1 else logging.DEBUG,
                 "The cloud acknowledged the %s of the route to %s via node %s, but the listing "
                 "after it %s; writing it again%s",
-                operation,
-                cidr,
-                node,
-                "does not show it" if operation == "create" else "still shows it",
-                "" if misses == 1 else f" (missing {misses} times in a row)",
-                extra={"node": node, "cidr": cidr},
+                miss.operation,
+                miss.cidr,
+                miss.node,
+                "does not show it" if miss.operation == "create" else "still shows it",
+                "" if miss.times == 1 else f" (missing {miss.times} times in a row)",
+                extra={"node": miss.node, "cidr": miss.cidr},
             )
-        self._unconfirmed.clear()
 
     def _wake_ipam(self, wake: Wake | None) -> None:
         """Node IPAM's wake-up while Nodes wait for a block: one delayed request, replaced."""
@@ -346,7 +314,7 @@ class Controller:
                     plan=result,
                     group=group,
                     clock=self.clock,
-                    doubted=self._doubted_creates(),
+                    doubted=self.checks.doubted_creates(),
                 )
                 stream.open()
                 taker = None
@@ -441,7 +409,7 @@ class Controller:
             plan=result,
             group=group,
             clock=self.clock,
-            doubted=self._doubted_creates(),
+            doubted=self.checks.doubted_creates(),
         )
         stream.open()
         applied = await apply_routes(
@@ -460,10 +428,6 @@ class Controller:
         for at, together in itertools.groupby(ready, key=operator.itemgetter(1)):
             for seconds in self.changes.routed([name for name, _ in together], now=at):
                 self.metrics.route_latency.observe(seconds)
-
-
-def _key(route: Route) -> tuple[str, str]:
-    return route.target_node, canonical(route.destination_cidr)  # unparsable: as it is
 
 
 def _summary(applied: Applied, errors: Sequence[RoutectlError]) -> str:
