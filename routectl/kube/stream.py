@@ -11,7 +11,9 @@ changes), the socket is left unread for :data:`BATCH_WINDOW` seconds after each 
 the events of that window arrive in one read: one wake-up of the event loop, the HTTP
 parser and the reader for many events, instead of one each. An event then waits at most
 :data:`BATCH_WINDOW` on a busy stream; on a quiet one, and for the first reads of a
-burst, not at all.
+burst, not at all. A body that has ended (the server closed the watch) is not paused
+(aiohttp's parser refuses it, with an AssertionError), and a pause the library refuses
+for any reason leaves the stream read as it comes.
 """
 
 from __future__ import annotations
@@ -78,12 +80,19 @@ class ReadPacer:
         reads.append(loop.time())
         if len(reads) < BUSY_READS or reads[-1] - reads[0] >= 1.0:
             return
+        reading = self._reading
+        try:
+            reading.pause_reading()
+        except Exception:  # noqa: BLE001 -- the library refused (its parser's state): read on
+            # aiohttp's parser asserts it has a body under way; should any state refuse a
+            # pause, this stream is read as it comes, as a quiet one is.
+            self._reading = None
+            return
         self.pauses += 1
-        self._reading.pause_reading()
         try:
             await asyncio.sleep(self._window)
         finally:
-            self._reading.resume_reading()
+            reading.resume_reading()
 
 
 async def events(content: aiohttp.StreamReader, *, limit: int) -> AsyncIterator[JsonObj]:
@@ -114,7 +123,7 @@ async def lines(
         pending += chunk[start:]
         if len(pending) > limit:
             raise _too_large(limit)
-        if pacer is not None:
+        if pacer is not None and not content.is_eof():  # an ended body is not paused
             await pacer.after_read()
     if pending:
         yield bytes(pending)

@@ -31,6 +31,9 @@ class Connection:
         assert self.paused
         self.paused = False
 
+    def is_eof(self) -> bool:
+        return not self.arrivals
+
     async def readany(self) -> bytes:
         assert not self.paused, "read while paused"
         loop = asyncio.get_running_loop()
@@ -86,3 +89,20 @@ async def test_without_a_connection_to_pause_nothing_waits() -> None:
         await pacer.after_read()
     assert loop.time() == before
     assert pacer.pauses == 0
+
+
+class Refusing(Connection):
+    """A connection whose library refuses to pause it (aiohttp's parser asserts)."""
+
+    def pause_reading(self) -> None:
+        raise AssertionError
+
+
+async def test_a_pause_the_library_refuses_leaves_the_stream_read_as_it_comes() -> None:
+    start = asyncio.get_running_loop().time()
+    times = [start + 0.02 * i for i in range(1, 101)]  # busy: 50 a second
+    connection = Refusing(events(times))
+    got, pacer = await read(connection)
+    assert got == [b'{"n":%d}' % i for i in range(100)]
+    assert pacer.pauses == 0
+    assert len(connection.reads) == 100, "each event read when it came, once refused"
