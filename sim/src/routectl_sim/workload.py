@@ -154,7 +154,7 @@ class Sim:
                         "lastHeartbeatTime": _stamp(self.now()),
                         "lastTransitionTime": _stamp(0),
                     }
-                    self.server.patch_node_status(name, {"status": {"conditions": [ready]}})
+                    self.server.post_node_status(name, {"status": {"conditions": [ready]}})
 
     async def later(self, delay: float, action: Callable[[], None]) -> None:
         """Run ``action`` after ``delay`` seconds."""

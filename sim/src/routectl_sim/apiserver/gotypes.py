@@ -246,9 +246,47 @@ class Struct(GoType):
     def zero(self) -> Any:
         return self.canonical({}, _Where(self.go_name, ""))
 
-    def decode(self, value: Any) -> dict[str, Any]:
-        """Canonicalise a whole object (the top-level struct); raise :class:`SchemaError`."""
-        return self.canonical(value, _Where(self.go_name.rpartition(".")[2], ""))
+    def decode(self, value: Any, *, known: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
+        """Canonicalise a whole object (the top-level struct); raise :class:`SchemaError`.
+
+        ``known`` are canonical objects of this struct that ``value`` may share parts with
+        (the stored object a PATCH started from, say): a field whose value *is* the known
+        object's (the same Python object, not an equal one) is canonical already and is
+        taken as it is, since decoding a canonical value gives it back. The result is the
+        same as without ``known``; only the unchanged parts are not walked again.
+        """
+        where = _Where(self.go_name.rpartition(".")[2], "")
+        if known:
+            return self._canonical_like(value, where, known)
+        return self.canonical(value, where)
+
+    def _canonical_like(
+        self, value: Any, where: _Where, known: tuple[dict[str, Any], ...]
+    ) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise where.mismatch(value, self.go_name)
+        out: dict[str, Any] = {}
+        get = value.get
+        for (name, kind, emit, zero_is_empty), inner in zip(
+            self._fields(), self._where(where.path), strict=True
+        ):
+            raw = get(name)
+            if raw is None:
+                if emit == _ALWAYS or (emit == _OMITEMPTY and not zero_is_empty):
+                    out[name] = kind.zero()
+                continue
+            mates = [mate for k in known if (mate := k.get(name)) is not None]
+            if any(raw is mate for mate in mates):
+                decoded = raw
+            elif isinstance(kind, Struct) and (
+                inside := tuple(m for m in mates if isinstance(m, dict))
+            ):
+                decoded = kind._canonical_like(raw, inner, inside)  # noqa: SLF001
+            else:
+                decoded = kind.canonical(raw, inner)
+            if emit != _OMITEMPTY or not _is_empty(decoded):
+                out[name] = decoded
+        return out
 
 
 STRING = Scalar("string")

@@ -12,7 +12,8 @@ Promises:
   ``$deleteFromPrimitiveList/<list>`` and ``$retainKeys`` are honoured; lists without a
   strategy are replaced;
 * :func:`json_patch` is RFC 6902 (add, remove, replace, move, copy, test);
-* inputs are never mutated; problems raise :class:`~.status.ApiError` with the code the real
+* inputs are never mutated (a strategic merge patch's result shares the parts of the
+  original it leaves alone); problems raise :class:`~.status.ApiError` with the code the real
   server uses (400 for a malformed patch, 422 when a JSON patch does not apply, 500 for an
   SMP list item missing its merge key).
 """
@@ -69,12 +70,15 @@ def strategic_merge_patch(
     original: Mapping[str, Any], patch: Mapping[str, Any], *, merge_keys: Mapping[str, str]
 ) -> dict[str, Any]:
     """Apply a strategic merge patch; ``merge_keys`` maps dotted list paths to merge keys."""
-    return _merge_map(json_copy(dict(original)), json_copy(dict(patch)), "", merge_keys)
+    return _merge_map(dict(original), json_copy(dict(patch)), "", merge_keys)
 
 
 def _merge_map(
     original: dict[str, Any], patch: dict[str, Any], path: str, keys: Mapping[str, str]
 ) -> dict[str, Any]:
+    # Copied on write: only the maps on a patched path are new, the rest is shared with
+    # the input (which is never changed), so a decode can skip what the patch left alone.
+    original = dict(original)
     directive = patch.pop(_DIRECTIVE, None)
     if directive == "replace":
         replaced: dict[str, Any] = _without_nulls(patch)

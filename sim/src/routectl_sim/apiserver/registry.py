@@ -23,9 +23,11 @@ What differs per kind (defaulting, validation, subresources) comes from a :class
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import secrets
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from routectl_sim.apiserver.encoding import json_copy
@@ -60,11 +62,20 @@ _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Result:
-    """What a write answers: the object (or Status), the HTTP code and any warnings."""
+    """What a write answers: the object (or Status), the HTTP code and any warnings.
 
-    body: JsonObj
+    ``answer`` is the body, or how to make it: an update's answer is a copy of the stored
+    object, made when :attr:`body` is read (each time it is), so an in-process caller that
+    does not read it (a simulated kubelet's heartbeat) does not pay for the copy."""
+
+    answer: JsonObj | Callable[[], JsonObj]
     code: int = 200
     warnings: tuple[str, ...] = ()
+
+    @property
+    def body(self) -> JsonObj:
+        """The body of the answer."""
+        return self.answer() if callable(self.answer) else self.answer
 
 
 class Registry:
@@ -79,14 +90,18 @@ class Registry:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _decode_raw(self, body: Any) -> JsonObj:
-        """Decode into the stored form; raise :class:`SchemaError` as Go's decoder would."""
+    def _decode_raw(self, body: Any, *, like: JsonObj | None = None) -> JsonObj:
+        """Decode into the stored form; raise :class:`SchemaError` as Go's decoder would.
+
+        ``like``: the stored object ``body`` was made from (a PATCH's), whose unchanged
+        parts are canonical already (only for a kind stored as shown)."""
         if not isinstance(body, dict):
             raise SchemaError(
                 f"json: cannot unmarshal {_json_type(body)} into Go value of type "
                 f"{self.strategy.view.schema.go_name}"
             )
-        return self.strategy.to_storage(self.strategy.view.schema.decode(body))
+        known = (like,) if like is not None and self._stored_as_shown else ()
+        return self.strategy.to_storage(self.strategy.view.schema.decode(body, known=known))
 
     def _decode(self, body: Any) -> JsonObj:
         view = self.strategy.view
@@ -97,8 +112,8 @@ class Registry:
                 f'{view.kind} in version "{view.version}" cannot be handled as a {view.kind}: {exc}'
             ) from None
 
-    def _canonical(self, obj: JsonObj) -> JsonObj:
-        return self.store.kind.schema.decode(obj)
+    def _canonical(self, obj: JsonObj, *, known: tuple[JsonObj, ...] = ()) -> JsonObj:
+        return self.store.kind.schema.decode(obj, known=known)
 
     def present(self, obj: JsonObj) -> JsonObj:
         """A stored object as requests see it: converted, canonical, with kind/apiVersion.
@@ -222,7 +237,10 @@ class Registry:
     ) -> Result:
         """PATCH with one of :data:`PATCH_TYPES`."""
         old = self._existing(name, namespace)
-        current = self.present(old)
+        # The patch functions never change their input: a kind stored as shown is patched
+        # from the stored object itself, not a copy (the result shares what it leaves alone).
+        view = self.strategy.view
+        current = view.typed(old) if self._stored_as_shown else self.present(old)
         if content_type == "application/json-patch+json":
             patched = json_patch(current, patch)
         elif not isinstance(patch, dict):
@@ -236,7 +254,7 @@ class Registry:
             keys = self.strategy.view.merge_keys
             patched = strategic_merge_patch(current, patch, merge_keys=keys)
         try:
-            decoded = self._decode_raw(patched)
+            decoded = self._decode_raw(patched, like=old)
         except SchemaError as exc:
             raise _patch_invalid(patch, str(exc)) from None
         obj = self._place(decoded, namespace)
@@ -247,9 +265,13 @@ class Registry:
             )
         if not obj["metadata"].get("resourceVersion"):
             obj = with_meta(obj, resourceVersion=old["metadata"]["resourceVersion"])
-        return self._update(obj, old, subresource=subresource)
+        return self._update(obj, old, subresource=subresource, decoded=decoded)
 
-    def _update(self, obj: JsonObj, old: JsonObj, *, subresource: str) -> Result:
+    def _update(
+        self, obj: JsonObj, old: JsonObj, *, subresource: str, decoded: JsonObj | None = None
+    ) -> Result:
+        """Update ``old`` to ``obj``; ``decoded``: a canonical object ``obj`` was made from
+        (a PATCH's result after its decode), whose parts need no decoding again."""
         name = old["metadata"]["name"]
         resource = self.strategy.view.resource
         have = obj["metadata"].get("resourceVersion", "")
@@ -270,7 +292,9 @@ class Registry:
         if have and have != old["metadata"]["resourceVersion"]:
             raise conflict(resource, name)
         obj = self._keep_system_fields(obj, old)
-        obj = self._canonical(self.strategy.prepare_for_update(obj, old, subresource=subresource))
+        known = (old,) if decoded is None or not self._stored_as_shown else (old, decoded)
+        prepared = self.strategy.prepare_for_update(obj, old, subresource=subresource)
+        obj = self._canonical(prepared, known=known)
         errors = self._meta_update_errors(obj, old) + self.strategy.validate_update(obj, old)
         self._invalid(name, errors)
         key = self._key(name, old["metadata"].get("namespace"))
@@ -278,9 +302,15 @@ class Registry:
             self.store.commit(key, None)
             return Result(self.present(obj))
         if obj == old:
-            return Result(self.present(old), 200, tuple(self.strategy.warnings(old)))
+            return Result(
+                functools.partial(self.present, old), 200, tuple(self.strategy.warnings(old))
+            )
         change = self.store.commit(key, obj)
-        return Result(self.present(change.obj), 200, tuple(self.strategy.warnings(change.obj)))
+        return Result(
+            functools.partial(self.present, change.obj),
+            200,
+            tuple(self.strategy.warnings(change.obj)),
+        )
 
     @staticmethod
     def _keep_system_fields(obj: JsonObj, old: JsonObj) -> JsonObj:

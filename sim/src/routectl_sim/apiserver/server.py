@@ -43,7 +43,7 @@ from routectl_sim.apiserver.auth import Authorizer, request_info
 from routectl_sim.apiserver.encoding import json_response
 from routectl_sim.apiserver.faults import Faults
 from routectl_sim.apiserver.kinds import EVENT, LEASE, NODE, SERVICE_CIDR
-from routectl_sim.apiserver.registry import Registry
+from routectl_sim.apiserver.registry import Registry, Result
 from routectl_sim.apiserver.reviews import Reviews
 from routectl_sim.apiserver.routes import ResourceEndpoints, ServerSettings
 from routectl_sim.apiserver.status import (
@@ -265,8 +265,16 @@ class FakeApiServer:
 
     def patch_node_status(self, name: str, patch: JsonObj) -> JsonObj:
         """Strategic-merge-patch ``/status`` (conditions merge by type)."""
+        return self._patch_status(name, patch).body
+
+    def post_node_status(self, name: str, patch: JsonObj) -> None:
+        """:meth:`patch_node_status` for a caller that reads no answer (a simulated kubelet's
+        heartbeat: a copy of the Node to throw away would be a good part of its cost)."""
+        self._patch_status(name, patch)
+
+    def _patch_status(self, name: str, patch: JsonObj) -> Result:
         content_type = "application/strategic-merge-patch+json"
-        return self._nodes.patch(name, patch, content_type=content_type, subresource="status").body
+        return self._nodes.patch(name, patch, content_type=content_type, subresource="status")
 
     def watch_nodes(self, callback: Callable[[str, JsonObj], None]) -> None:
         """Call ``callback(event type, node)`` on every committed Node change, in order; the

@@ -14,7 +14,9 @@ Promises:
   subscribers (open watches);
 * stored objects are never changed in place, only replaced: a :class:`Change` and a state
   snapshot share them with the store (readers copy what they hand out or change), while
-  :meth:`Store.get` and :meth:`Store.objects` return copies.
+  :meth:`Store.get` and :meth:`Store.objects` return copies. :meth:`Store.commit` takes
+  the object it is given as its own (the registry hands over a fresh decode, whose
+  unchanged parts may be shared with the object it replaces: never changed either).
 
 Validation, defaulting and HTTP are elsewhere; this module only keeps and orders state.
 """
@@ -204,7 +206,7 @@ class Store:
 
 
 def _with_resource_version(obj: JsonObj, resource_version: int) -> JsonObj:
-    return json_copy(with_meta(obj, resourceVersion=str(resource_version)))
+    return with_meta(obj, resourceVersion=str(resource_version))
 
 
 def _in_key_order(objects: dict[Key, JsonObj], namespace: str | None) -> list[JsonObj]:

@@ -7,6 +7,7 @@ with kube-apiserver's paths and texts (``IsDNS1123Subdomain``, ``ValidatePathSeg
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 
@@ -54,20 +55,31 @@ def path_segment_errors(name: str, field: str = "metadata.name") -> list[FieldEr
     ]
 
 
+@functools.lru_cache(maxsize=1 << 17)
+def _cidr_family(cidr: str) -> int | None:
+    """The IP version of ``cidr`` as Go's ParseCIDR reads it, or ``None`` if it cannot
+    (cached: every update of a Node validates its unchanged pod CIDRs again)."""
+    if "/" not in cidr:  # Go's ParseCIDR needs a prefix; ip_network reads a /32
+        return None
+    try:
+        return ipaddress.ip_network(cidr, strict=False).version
+    except ValueError:
+        return None
+
+
 def pod_cidr_errors(cidrs: list[str]) -> list[FieldError]:
     """``ValidateNode``'s pod CIDR rules: valid CIDRs, at most one per IP family."""
     errors, families = [], []
     for index, cidr in enumerate(cidrs):
-        try:
-            if "/" not in cidr:  # Go's ParseCIDR needs a prefix; ip_network reads a /32
-                raise ValueError(cidr)  # noqa: TRY301 -- one error path for both cases
-            families.append(ipaddress.ip_network(cidr, strict=False).version)
-        except ValueError:
+        family = _cidr_family(cidr)
+        if family is None:
             errors.append(
                 FieldError(
                     field=f"spec.podCIDRs[{index}]", type="Invalid", value=cidr, detail=_CIDR_DETAIL
                 )
             )
+        else:
+            families.append(family)
     if (
         not errors
         and len(cidrs) > 1
