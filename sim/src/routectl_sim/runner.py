@@ -140,6 +140,18 @@ class SequencedLoop(MeteredLoop):
 
 SimLoop = looptime.make_event_loop_class(SequencedLoop)
 
+NOOP_CYCLES = 4
+"""Idle polls of the sockets before the virtual clock jumps to the next timer.
+
+When no callback is ready, looptime polls the sockets this many times (a non-blocking
+``epoll``) before it moves the clock, so that bytes still on their way between the fake API
+server and the controller are read first. Over loopback, Linux delivers what one socket
+sends to the other's receive queue within the ``send`` call itself, so the first poll sees
+it; a few more cover a delivery the kernel deferred. looptime's default, 42, made an idle
+simulation spend most of its CPU polling: 755,000 of 824,000 loop iterations of 15
+simulated minutes of 5,000 idle Nodes ran nothing, and a run's results are the same with 4.
+"""
+
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class CloudModel:
@@ -247,7 +259,7 @@ def run_job(job: Job) -> Result:
     quiet = logging.getLogger("routectl")
     level = quiet.level
     quiet.setLevel(logging.CRITICAL)
-    loop = SimLoop(start=0.0, noop_cycles=42)
+    loop = SimLoop(start=0.0, noop_cycles=NOOP_CYCLES)
     try:
         return loop.run_until_complete(_simulate(job, cast("MeteredLoop", loop)))
     finally:
