@@ -15,7 +15,10 @@
   (:meth:`ListingCache.must_relist`).
 * ``owned`` counts the cached routes inside the cluster CIDRs (what the mass-delete guard
   compares with), kept current the same way.
-* :class:`~routectl.plan.scope.RouteIndex` finds a change's routes without scanning them all.
+* :class:`~routectl.plan.scope.RouteIndex` finds a change's routes without scanning them all;
+  a fresh listing equal to the cached one (none of routectl's own routes waiting to be
+  listed) keeps the cached routes, their index and their count: relisting a table at rest
+  costs a comparison, not an index.
 """
 
 from __future__ import annotations
@@ -88,10 +91,14 @@ class ListingCache:
             early, self._early = self._early, None
             listed_at = now if early is None else self._early_at
             routes = list(await (early if early is not None else self._list()))
-            self._routes, self._index, self._listed_at = routes, RouteIndex(routes), listed_at
-            self._synthetic.clear()
-            self.owned = sum(self._owns(r) for r in routes)
-            return Listing(routes=list(routes), index=self._index, fresh=True)
+            self._listed_at = listed_at
+            if self._synthetic or routes != self._routes:
+                self._routes, self._index = routes, RouteIndex(routes)
+                self._synthetic.clear()
+                self.owned = sum(self._owns(r) for r in routes)
+            # else: the same routes as the cached ones (none of ours in doubt): their index
+            # and count stand (a cluster at rest relisted every period costs a comparison)
+            return Listing(routes=list(self._routes), index=self._index, fresh=True)
         stale = now - self._listed_at > self._max_age
         return Listing(routes=list(self._routes), index=self._index, fresh=False, stale=stale)
 

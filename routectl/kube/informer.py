@@ -65,11 +65,15 @@ class NodeStore:
 
     Beside them, the Nodes that exist but were never seen readable (``spec: null``...):
     *unknown*, by name, with why. A readable view of one, or its deletion, ends that.
+    :attr:`version` counts the writes that changed anything (a heartbeat changes nothing).
     """
 
     def __init__(self) -> None:
         self._nodes: dict[str, NodeView] = {}
         self._unknown: dict[str, ImpossibleObjectError] = {}
+        self.version = 0
+        """Goes up with every write that changes a Node or the unknown ones: equal versions
+        mean the same Nodes."""
 
     @property
     def unknown(self) -> Mapping[str, str]:
@@ -89,12 +93,17 @@ class NodeStore:
     def mark_unknown(self, exc: ImpossibleObjectError) -> bool:
         """Note the Node ``exc`` names as unknown; True when it was not already."""
         new = exc.name not in self._unknown
+        if str(exc) != (str(self._unknown[exc.name]) if not new else None):
+            self.version += 1
         self._unknown[exc.name] = exc
         return new
 
     def set_unknown(self, found: Iterable[ImpossibleObjectError]) -> None:
         """Make the unknown Nodes exactly ``found`` (a full list's)."""
+        before = self.unknown
         self._unknown = {exc.name: exc for exc in found if exc.name not in self._nodes}
+        if self.unknown != before:
+            self.version += 1
 
     def __len__(self) -> int:
         return len(self._nodes)
@@ -115,13 +124,17 @@ class NodeStore:
         """Store ``node``; return what was stored under its name before."""
         old = self._nodes.get(node.name)
         self._nodes[node.name] = node
-        self._unknown.pop(node.name, None)
+        if self._unknown.pop(node.name, None) is not None or old != node:
+            self.version += 1
         return old
 
     def remove(self, name: str) -> NodeView | None:
         """Forget ``name``; return what was stored."""
-        self._unknown.pop(name, None)
-        return self._nodes.pop(name, None)
+        unknown = self._unknown.pop(name, None)
+        old = self._nodes.pop(name, None)
+        if unknown is not None or old is not None:
+            self.version += 1
+        return old
 
     def replace(self, nodes: Iterable[NodeView]) -> list[tuple[NodeView | None, NodeView | None]]:
         """Make the store hold exactly ``nodes``; return every (old, new) that differs."""
@@ -135,6 +148,8 @@ class NodeStore:
             if self._nodes.get(name) != node
         )
         self._nodes = fresh
+        if changes:
+            self.version += 1
         return changes
 
 

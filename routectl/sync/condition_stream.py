@@ -50,6 +50,8 @@ class ConditionStream:
         self._clock = clock
         self.ready: list[tuple[str, float]] = []
         """The Nodes that got all their routes in this sync, and when (the clock's time)."""
+        self.writes = 0
+        """Condition writes started (a Node whose condition was already right is none)."""
         self._nodes = {node.name: node for node in nodes}
         self._pending = collections.Counter(c.route.target_node for c in plan.creates)
         self._failed: dict[str, list[RouteCreate]] = collections.defaultdict(list)
@@ -88,6 +90,7 @@ class ConditionStream:
             self.ready.append((name, self._clock()))
         # A condition already right (every Node of a cluster at rest) costs no task.
         if self._status.needs_condition(name, created=created):
+            self.writes += 1
             self._group.create_task(self._write(name, created=created))
 
     async def _write(self, name: str, *, created: bool) -> None:

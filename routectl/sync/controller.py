@@ -80,6 +80,29 @@ IPAM_WAKE = "ipam-wake"
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class AtRest:
+    """What a full sync that found nothing to do saw: the routes listed, and the Nodes (by
+    the store's version). A sync that sees the same, with no change waiting, would plan the
+    same nothing, so it plans nothing: in periodic mode a cluster at rest costs a ListRoutes
+    and a comparison every period, not a plan of every Node."""
+
+    routes: tuple[Route, ...]
+    nodes_version: int
+
+    def holds(self, listing: Listing, dirty: Dirty, nodes_version: int) -> bool:
+        """True if ``listing`` (fresh) and the Nodes are as they were, and nothing waits."""
+        return (
+            listing.fresh
+            and not listing.stale
+            and not dirty.names
+            and not dirty.cidrs
+            and nodes_version == self.nodes_version
+            and len(listing.routes) == len(self.routes)
+            and tuple(listing.routes) == self.routes
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Planned:
     """A plan and the Nodes it covers: all of them (``full``) or a change's scope."""
 
@@ -126,6 +149,11 @@ class Controller:
         self._side_taken: list[Dirty] = []
         self.side_plans = 0
         """Side plans accepted and written beside a running sync (for tests and metrics)."""
+        self._rest: AtRest | None = None
+        """What the last sync saw when it found nothing to do (None: it did something)."""
+        self.skipped = 0
+        """Syncs that planned nothing: the cloud and the Nodes were as a sync at rest left
+        them (for tests)."""
 
     async def sync(self, batch: Batch) -> None:
         """Run one sync; raises SyncFailedError (or a provider/kube error) if anything failed."""
@@ -157,6 +185,16 @@ class Controller:
             raise
         if listing.fresh:
             self._confirm(listing.routes)
+        if self._rest is not None and self._rest.holds(listing, dirty, self.store.version):
+            self.skipped += 1
+            logger.debug(
+                "Sync: the %d routes listed and the %d Nodes are as the last sync left them, "
+                "which found nothing to do; nothing to plan",
+                len(listing.routes),
+                len(self.store),
+            )
+            return False
+        self._rest = None
         dirty, allocation_errors = await self._allocate(listing, dirty)
         work = self._plan(listing, dirty)
         if self.listing.must_relist(work.plan):
@@ -182,7 +220,7 @@ class Controller:
             "; the mass-delete guard withholds the deletes" if verdict.tripped else "",
         )
         try:
-            applied = await self._carry_out(work, verdict.plan)
+            applied, conditions = await self._carry_out(work, verdict.plan)
         except BaseException:
             # A full sync that failed may have left work anywhere: the next one is full too,
             # on a fresh listing (a failure may mean our view of the cloud is wrong).
@@ -214,7 +252,24 @@ class Controller:
                 f"{len(allocation_errors)} pod CIDR write(s) failed; first: {allocation_errors[0]}",
                 allocation_errors,
             )
+        quiet = not (applied.changed or conditions or verdict.tripped or work.plan.problems)
+        if quiet and work.full and listing.fresh and not listing.stale:
+            self._rest = self._at_rest(listing, work.plan)
         return applied.changed
+
+    def _at_rest(self, listing: Listing, result: Plan) -> AtRest | None:
+        """What a full sync on a fresh listing that found nothing to do saw, so that the
+        next one can tell nothing changed: None when something may still change without a
+        Node or a route changing (node IPAM, unknown Nodes, writes in doubt)."""
+        if (
+            not result.empty
+            or self.ipam is not None
+            or self.store.unknown
+            or self.checks.doubted_creates()
+            or self.changes.needs_full
+        ):
+            return None
+        return AtRest(routes=tuple(listing.routes), nodes_version=self.store.version)
 
     async def _allocate(self, listing: Listing, dirty: Dirty) -> tuple[Dirty, list[RoutectlError]]:
         """Node IPAM's step: pod CIDRs for the Nodes without them, planned in this sync."""
@@ -301,9 +356,10 @@ class Controller:
             delay = max(0.0, wake.at - self.clock())
             self.queue.request_after(delay, key=IPAM_WAKE, fresh_listing=wake.fresh)
 
-    async def _carry_out(self, work: Planned, result: Plan) -> Applied:
+    async def _carry_out(self, work: Planned, result: Plan) -> tuple[Applied, int]:
         """Apply ``result``, each Node's condition written as soon as its routes are settled,
-        taking on side plans meanwhile; raise SyncFailedError if any call or write failed."""
+        taking on side plans meanwhile; raise SyncFailedError if any call or write failed.
+        Returns what was applied and how many conditions were written."""
         sides: list[tuple[Applied, ConditionStream]] = []
         stream: ConditionStream | None = None
         try:
@@ -346,7 +402,7 @@ class Controller:
         errors: list[RoutectlError] = [*applied.errors, *stream.errors]
         if errors:
             raise SyncFailedError(_summary(applied, errors), errors)
-        return applied
+        return applied, stream.writes + sum(side.writes for _, side in sides)
 
     def _takes_side_work(self) -> bool:
         """Side plans need scoped planning (watch mode), per-route writes (a batch writes

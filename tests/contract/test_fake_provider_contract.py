@@ -175,6 +175,22 @@ async def test_a_fake_cloud_server_or_a_shared_cloud_needs_no_demo_option() -> N
 
 
 @pytest.mark.looptime
+async def test_an_unchanged_route_is_listed_as_the_same_record_a_changed_one_anew() -> None:
+    """The fake cloud lists an unchanged row as the record it listed before (as a plugin's
+    cache would); a route replaced, or deleted and made again, is a new record."""
+    cloud = FakeCloud()
+    cloud.add_route("c", Route(target_node="a", destination_cidr="10.0.1.0/24"))
+    cloud.add_route("c", Route(target_node="b", destination_cidr="10.0.2.0/24"))
+    first, again = cloud.routes("c"), cloud.routes("c")
+    assert all(x is y for x, y in zip(first, again, strict=True))
+    cloud.remove_route("c", "10.0.1.0/24")
+    cloud.add_route("c", Route(target_node="z", destination_cidr="10.0.1.0/24"))
+    later = {r.destination_cidr: r for r in cloud.routes("c")}
+    assert later["10.0.1.0/24"].target_node == "z"
+    assert later["10.0.2.0/24"] is again[1]
+
+
+@pytest.mark.looptime
 async def test_route_quota_is_terminal() -> None:
     """Creating beyond the route quota fails terminally, like AWS's 50 routes per table."""
     cloud = FakeCloud()

@@ -17,7 +17,7 @@ from routectl.cloud.policy import CallPolicy
 from routectl.config import Settings
 from routectl.errors import ProviderTerminalError, SyncFailedError
 from routectl.kube.informer import NodeStore
-from routectl.model import NodeView, Route
+from routectl.model import Condition, NodeView, Route
 from routectl.observe.metrics import Metrics
 from routectl.process.wiring import Sources, build_sync
 from routectl.provider import RouteProvider
@@ -158,3 +158,52 @@ async def test_each_node_is_ready_when_its_own_route_is_made_not_at_the_end() ->
     times = sorted(written[f"n{i}"] for i in range(1, 6))
     assert times[-1] - times[0] >= 3.0  # spread out, as each Node's own create finished
     assert len(r.kube.patches) == 6  # one write per Node, as before
+
+
+def periodic() -> Batch:
+    return Batch(triggers=frozenset({"periodic"}), requests=1, requested_at=0, fresh_listing=True)
+
+
+async def test_a_cluster_at_rest_is_listed_every_period_but_not_planned_again() -> None:
+    """Upstream's periodic mode at rest: each period lists the routes; when they and the
+    Nodes are as a sync that found nothing to do left them, nothing is planned."""
+    cloud = FakeCloud()
+    routed = Condition(
+        status="False", reason="RouteCreated", message="RouteController created a route"
+    )
+    nodes = [
+        dataclasses.replace(node(f"n{i}", f"10.244.{i}.0/24"), network_unavailable=routed)
+        for i in range(1, 4)
+    ]
+    for n in nodes:
+        cloud.add_route("c", Route(target_node=n.name, destination_cidr=n.pod_cidrs[0]))
+    r = rig(cloud, feature_gates={"CloudControllerManagerWatchBasedRoutesReconciliation": False})
+    r.put(*nodes)
+    await r.controller.sync(periodic())  # plans every Node: nothing to do
+    full = r.metrics.plan_duration.labels(scope="full")
+    planned = full._sum.get(), r.controller.syncs
+    for _ in range(3):
+        await r.controller.sync(periodic())
+    assert r.controller.skipped == 3, "listed, compared, not planned"
+    assert r.cloud.count("list") == 4, "every period lists, as upstream does"
+    assert full._sum.get() == planned[0], "no plan observed"
+    assert r.kube.patches == [], "nothing written"
+    r.cloud.remove_route("c", "10.244.1.0/24")  # drift behind routectl's back
+    await r.controller.sync(periodic())
+    assert ("n1", "10.244.1.0/24") in r.routes(), "a changed listing is planned: repaired"
+    r.put(node("n9", "10.244.9.0/24"))  # a Node change
+    await r.controller.sync(periodic())
+    assert ("n9", "10.244.9.0/24") in r.routes(), "a Node change is planned"
+    assert r.controller.skipped == 3
+
+
+async def test_a_sync_that_did_something_is_never_taken_as_rest() -> None:
+    """A failed write, a withheld delete or a problem keeps every next sync planning."""
+    cloud = FakeCloud()
+    for i in range(10):  # routes of Nodes that are gone: the guard withholds their deletes
+        cloud.add_route("c", Route(target_node=f"gone{i}", destination_cidr=f"10.244.{i}.0/24"))
+    r = rig(cloud, feature_gates={"CloudControllerManagerWatchBasedRoutesReconciliation": False})
+    for _ in range(3):
+        await r.controller.sync(periodic())
+    assert r.controller.skipped == 0
+    assert r.metrics.mass_delete_blocked._value.get() == 3

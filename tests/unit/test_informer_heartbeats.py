@@ -80,3 +80,22 @@ async def test_heartbeats_leave_the_stored_record_alone_and_changes_replace_it()
     condition = store.get(name).network_unavailable  # type: ignore[union-attr]
     assert condition is not None
     assert condition.reason == "NoRouteCreated"
+
+
+def test_the_store_version_counts_changes_and_no_heartbeat() -> None:
+    """NodeStore.version goes up with a write that changes a Node, never with one that
+    changes nothing (a kubelet heartbeat), a removal of a Node it never had, or a relist
+    that finds the same Nodes."""
+    store = NodeStore()
+    a = NodeView(name="a", uid="u", pod_cidrs=("10.244.1.0/24",), addresses=())
+    store.upsert(a)
+    v = store.version
+    store.upsert(NodeView(name="a", uid="u", pod_cidrs=("10.244.1.0/24",), addresses=()))
+    store.remove("nobody")
+    assert store.replace([a]) == []
+    store.set_unknown([])
+    assert store.version == v
+    store.upsert(NodeView(name="a", uid="u", pod_cidrs=("10.244.2.0/24",), addresses=()))
+    assert store.version == v + 1
+    store.remove("a")
+    assert store.version == v + 2

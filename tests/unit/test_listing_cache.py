@@ -143,3 +143,28 @@ async def test_a_prefetch_older_than_max_age_is_not_planned_on() -> None:
     upstream.prefetch()
     await asyncio.sleep(1)
     assert cloud.count("list") == 2
+
+
+async def test_an_unchanged_listing_keeps_its_index_a_changed_one_gets_a_new_one() -> None:
+    """Relisting a table at rest costs a comparison: the same routes, index and count; a
+    changed table, or one with routectl's own routes not listed yet, is indexed anew."""
+    cloud = FakeCloud()
+    cloud.add_route("c", route("a", "10.244.1.0/24"))
+    cloud.add_route("c", route("x", "192.168.0.0/24"))  # not the cluster's
+    listing = cache(cloud)
+    first = await listing.get(fresh=True)
+    again = await listing.get(fresh=True)
+    assert again.fresh
+    assert again.index is first.index
+    assert [r.destination_cidr for r in again.routes] == ["10.244.1.0/24", "192.168.0.0/24"]
+    assert listing.owned == 1
+    cloud.add_route("c", route("b", "10.244.2.0/24"))
+    changed = await listing.get(fresh=True)
+    assert changed.index is not first.index
+    assert listing.owned == 2
+    listing.remember(deleted=(), created=[route("d", "10.244.4.0/24")])  # not listed yet
+    cloud.add_route("c", route("d", "10.244.4.0/24"))
+    relisted = await listing.get(fresh=True)
+    assert relisted.index is not changed.index, "our own route is taken as the cloud lists it"
+    assert listing.owned == 3
+    assert not listing.must_relist(Plan(deletes=(relisted.routes[-1],)))
