@@ -17,7 +17,7 @@ Promises:
   ``metadata.resourceVersion`` meaningful) every ``bookmark_interval`` seconds and 2 s before
   the deadline, but only once the global resourceVersion has moved past the watch's start;
 * ``timeoutSeconds`` (default 1800) ends the stream cleanly with no final event; time is the
-  running loop's clock, so looptime fast-forwards it;
+  running loop's clock, so a virtual clock (looptime's, the simulator's) fast-forwards it;
 * :meth:`Watch.end` ends a stream cleanly, :meth:`Watch.drop` cuts the connection mid-body.
 """
 
