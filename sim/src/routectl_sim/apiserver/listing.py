@@ -105,6 +105,8 @@ class ListOptions:
 
     def matches(self, kind: Kind, obj: JsonObj) -> bool:
         """True when ``obj`` passes both selectors."""
+        if not self.filtered:
+            return True
         labels = (obj.get("metadata") or {}).get("labels") or {}
         return self.labels.matches(labels) and self.fields.matches(kind.selectable(obj))
 

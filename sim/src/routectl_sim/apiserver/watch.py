@@ -24,6 +24,7 @@ Promises:
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 from typing import Literal
 
@@ -67,7 +68,8 @@ class Watch:
 
     def __init__(self, *, store: Store, options: ListOptions, namespace: str | None) -> None:
         self.store, self.options, self.namespace = store, options, namespace
-        self.queue: asyncio.Queue[JsonObj | _Signal] = asyncio.Queue()
+        self._pending: collections.deque[JsonObj | _Signal] = collections.deque()
+        self._arrived = asyncio.Event()
         self.after = 0
         """Changes at or before this resourceVersion are not for this watch."""
 
@@ -104,15 +106,35 @@ class Watch:
         if change.resource_version <= self.after:
             return
         for event in self.events_for(change):
-            self.queue.put_nowait(event)
+            self._put(event)
 
     def end(self) -> None:
         """End the stream cleanly, like a server-side timeout."""
-        self.queue.put_nowait("end")
+        self._put("end")
 
     def drop(self) -> None:
         """Cut the connection without finishing the chunked body."""
-        self.queue.put_nowait("drop")
+        self._put("drop")
+
+    def _put(self, item: JsonObj | _Signal) -> None:
+        self._pending.append(item)
+        self._arrived.set()
+
+    async def arrival(self) -> None:
+        """Wait until something is queued."""
+        await self._arrived.wait()
+
+    def take(self) -> tuple[list[JsonObj], _Signal | None]:
+        """The events queued, in order, up to the first end or drop (and that signal)."""
+        events: list[JsonObj] = []
+        pending = self._pending
+        while pending:
+            item = pending.popleft()
+            if isinstance(item, str):  # "end" or "drop"
+                return events, item
+            events.append(item)
+        self._arrived.clear()
+        return events, None
 
 
 def _initial_events(watch: Watch) -> list[JsonObj]:
@@ -234,7 +256,8 @@ async def _stream(
             return "end"
         wake = min(deadline, next_bookmark, now + _LIVENESS_CHECK)
         try:
-            item = await asyncio.wait_for(watch.queue.get(), timeout=max(wake - now, 0))
+            async with asyncio.timeout_at(max(wake, now)):
+                await watch.arrival()
         except TimeoutError:
             if request.transport is None or request.transport.is_closing():
                 return "drop"  # the client is gone; stop serving it
@@ -244,9 +267,11 @@ async def _stream(
                     await response.write(encode({"type": "BOOKMARK", "object": bookmark}))
                 next_bookmark = _next_bookmark(loop.time(), settings, deadline, watch.options)
             continue
-        if item in ("end", "drop"):
-            return "drop" if item == "drop" else "end"
-        await response.write(encode(item))
+        events, signal = watch.take()
+        if events:  # the events queued at this instant, in one write (the same bytes)
+            await response.write(b"".join(encode(event) for event in events))
+        if signal is not None:
+            return signal
 
 
 def _next_bookmark(
