@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from routectl_sim.apiserver import FakeApiServer
+from routectl_sim.apiserver.gotime import RFC3339, GoTimeError, _parse, parse_time
 from routectl_sim.apiserver.kinds import NODE
 from routectl_sim.apiserver.patch import strategic_merge_patch
 
@@ -92,3 +93,31 @@ async def test_the_answer_is_a_copy_and_a_heartbeat_without_one_is_stored_alike(
         ready = [c for c in after["status"]["conditions"] if c["type"] == "Ready"]
         assert ready[0]["lastHeartbeatTime"] == "2026-12-02T07:05:00Z"
         assert int(after["metadata"]["resourceVersion"]) > int(kept["metadata"]["resourceVersion"])
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "2026-12-02T07:00:00Z",
+        "2024-02-29T23:59:59Z",
+        "2023-02-29T00:00:00Z",  # no such day
+        "2026-12-02T24:00:00Z",
+        "2026-12-02T07:00:60Z",
+        "0999-01-01T00:00:00Z",
+        "2026-12-02t07:00:00Z",
+        "2026-12-02T07:00:00+02:00",
+        "2026-12-02T07:00:00.5Z",
+        "\uff12026-12-02T07:00:00Z",  # a full-width digit
+    ],
+)
+def test_a_stamp_printed_as_kubernetes_prints_it_is_taken_as_the_parser_would(stamp: str) -> None:
+    """A heartbeat's stamp skips the parser only when the parser would print it unchanged."""
+    try:
+        expected: str | None = _parse(stamp, RFC3339).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except GoTimeError:
+        expected = None
+    try:
+        got: str | None = parse_time(stamp)
+    except GoTimeError:
+        got = None
+    assert got == expected

@@ -47,7 +47,13 @@ def node_ip(slot: int, generation: int = 0) -> str:
 
 
 def _stamp(loop_time: float) -> str:
-    return (EPOCH + datetime.timedelta(seconds=loop_time)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The wall-clock time of ``loop_time`` as the API prints it (whole seconds)."""
+    return _second(int(loop_time))
+
+
+@functools.lru_cache(maxsize=1024)
+def _second(second: int) -> str:
+    return (EPOCH + datetime.timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclasses.dataclass

@@ -183,8 +183,31 @@ def _parse(value: str, layout: str) -> datetime.datetime:
 def parse_time(value: str) -> str:
     """Parse a ``metav1.Time`` and return it as Kubernetes prints it (whole seconds, UTC).
 
-    Pure, so cached: an object's timestamps are parsed again on every write and read of it."""
+    Pure, so cached: an object's timestamps are parsed again on every write and read of it.
+    A stamp already printed so (``2026-12-02T07:00:00Z``, a valid date and time: every
+    kubelet heartbeat's) is its own canonical form and skips the parser."""
+    if _printed_so(value):
+        return value
     return _parse(value, RFC3339).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_PRINTED = len("2006-01-02T15:04:05Z")
+
+
+def _printed_so(value: str) -> bool:
+    """True if ``value`` is ``YYYY-MM-DDTHH:MM:SSZ`` (a year from 1000) with a date and time
+    that exist: then it is what the parser would print."""
+    if len(value) != _PRINTED or value[4::3] != "--T::Z" or value[0] in "0-":
+        return False
+    fields = (value[0:4], value[5:7], value[8:10], value[11:13], value[14:16], value[17:19])
+    if not all(f.isascii() and f.isdigit() for f in fields):
+        return False
+    year, month, day, hour, minute, second = (int(f) for f in fields)
+    try:
+        datetime.datetime(year, month, day, hour, minute, second, tzinfo=datetime.UTC)
+    except ValueError:
+        return False
+    return True
 
 
 @functools.lru_cache(maxsize=_CACHED)

@@ -147,6 +147,18 @@ class ListOf(GoType):
             raise where.mismatch(value, self.go_name)
         return [self.item.zero() if v is None else self.item.canonical(v, where) for v in value]
 
+    def canonical_like(self, value: Any, where: _Where, known: list[list[Any]]) -> Any:
+        """:meth:`canonical`, taking an item that *is* an item of a ``known`` canonical
+        list of this type as it is."""
+        if not isinstance(value, list):
+            raise where.mismatch(value, self.go_name)
+        seen = {id(item) for items in known for item in items}
+        item = self.item
+        return [
+            item.zero() if v is None else v if id(v) in seen else item.canonical(v, where)
+            for v in value
+        ]
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class MapOf(GoType):
@@ -275,18 +287,24 @@ class Struct(GoType):
                 if emit == _ALWAYS or (emit == _OMITEMPTY and not zero_is_empty):
                     out[name] = kind.zero()
                 continue
-            mates = [mate for k in known if (mate := k.get(name)) is not None]
-            if any(raw is mate for mate in mates):
-                decoded = raw
-            elif isinstance(kind, Struct) and (
-                inside := tuple(m for m in mates if isinstance(m, dict))
-            ):
-                decoded = kind._canonical_like(raw, inner, inside)  # noqa: SLF001
+            for k in known:
+                if k.get(name) is raw:  # canonical already
+                    decoded = raw
+                    break
             else:
-                decoded = kind.canonical(raw, inner)
+                decoded = self._field_like(raw, kind, inner, [k.get(name) for k in known])
             if emit != _OMITEMPTY or not _is_empty(decoded):
                 out[name] = decoded
         return out
+
+    @staticmethod
+    def _field_like(raw: Any, kind: GoType, inner: _Where, mates: list[Any]) -> Any:
+        """A changed field, decoded beside the known objects' values of it (``mates``)."""
+        if isinstance(kind, Struct) and (inside := tuple(m for m in mates if isinstance(m, dict))):
+            return kind._canonical_like(raw, inner, inside)  # noqa: SLF001
+        if isinstance(kind, ListOf) and (lists := [m for m in mates if isinstance(m, list)]):
+            return kind.canonical_like(raw, inner, lists)
+        return kind.canonical(raw, inner)
 
 
 STRING = Scalar("string")

@@ -166,7 +166,7 @@ def _merge_list(original: list[Any], patch: list[Any], merge_key: str, *, order:
             original = [o for o in original if o.get(merge_key) != doomed]
         elif kind != "merge":
             raise bad_request(f"Unable to find unknown patch type: {kind}")
-    merged = [dict(o) for o in original]
+    merged = list(original)  # items merged into are copied by _merge_map; the rest shared
     for item in regular:
         if merge_key not in item:
             raise error(
