@@ -14,7 +14,7 @@ import pytest
 from routectl.cli.main import main
 from routectl_sim.chaos import timeline
 from routectl_sim.report import INVARIANTS
-from routectl_sim.runner import CloudModel, Job, Result, run_job
+from routectl_sim.runner import CloudModel, Job, Result, _expected_cost, run_job
 
 pytestmark = pytest.mark.integration
 
@@ -311,3 +311,17 @@ def test_a_leader_killed_right_after_a_burst_leaves_no_burst_to_its_successor() 
     assert any("leader killed" in f for f in result.faults), result.faults
     assert result.replicas_started >= 5
     assert result.invariants == dict.fromkeys(INVARIANTS, 0), (result.invariants, result.faults)
+
+
+def test_the_longest_jobs_start_first() -> None:
+    """Run side by side, the jobs start longest first (a periodic profile, a larger size)."""
+    jobs = [
+        Job(scenario="idle", profile=p, nodes=n, duration=60.0)
+        for n in (100, 5000)
+        for p in ("routectl", "upstream-watch", "upstream-periodic", "kcm+upstream-periodic")
+    ]
+    first = sorted(jobs, key=lambda j: -_expected_cost(j))[:2]
+    assert {(j.nodes, j.profile) for j in first} == {
+        (5000, "upstream-periodic"),
+        (5000, "kcm+upstream-periodic"),
+    }

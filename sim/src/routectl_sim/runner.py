@@ -502,6 +502,17 @@ async def _drive(
     return peak
 
 
+PERIODIC_COST = 1.3
+"""How much more a profile that lists and syncs every 10 s costs the simulator than one that
+syncs on changes (an idle hour of 5,000 Nodes: about 29 s of CPU against 22 s)."""
+
+
+def _expected_cost(job: Job) -> float:
+    """A job's relative cost, to start the longest first: Nodes times simulated seconds."""
+    periodic = split_profile(job.profile)[1] == "upstream-periodic"
+    return job.nodes * job.duration * (PERIODIC_COST if periodic else 1.0)
+
+
 def run_jobs(
     jobs: Iterable[Job], *, workers: int, on_done: Callable[[Result], None] = lambda r: None
 ) -> list[Result]:
@@ -515,7 +526,9 @@ def run_jobs(
         return results
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
+        # The longest first, so that the last to finish is not a long one started late.
+        order = sorted(range(len(jobs)), key=lambda i: -_expected_cost(jobs[i]))
+        futures = {pool.submit(run_job, jobs[i]): i for i in order}
         done: dict[int, Result] = {}
         for future in concurrent.futures.as_completed(futures):
             result = future.result()
