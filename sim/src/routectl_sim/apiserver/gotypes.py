@@ -238,22 +238,7 @@ class Struct(GoType):
         return self._plan
 
     def canonical(self, value: Any, where: _Where) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise where.mismatch(value, self.go_name)
-        out: dict[str, Any] = {}
-        get = value.get
-        for (name, kind, emit, zero_is_empty), inner in zip(
-            self._fields(), self._where(where.path), strict=True
-        ):
-            raw = get(name)
-            if raw is None:  # null or absent: the zero value, printed unless omitted
-                if emit == _ALWAYS or (emit == _OMITEMPTY and not zero_is_empty):
-                    out[name] = kind.zero()
-                continue
-            decoded = kind.canonical(raw, inner)
-            if emit != _OMITEMPTY or not _is_empty(decoded):
-                out[name] = decoded
-        return out
+        return self._canonical_like(value, where, ())
 
     def zero(self) -> Any:
         return self.canonical({}, _Where(self.go_name, ""))
@@ -283,14 +268,14 @@ class Struct(GoType):
             self._fields(), self._where(where.path), strict=True
         ):
             raw = get(name)
-            if raw is None:
+            if raw is None:  # null or absent: the zero value, printed unless omitted
                 if emit == _ALWAYS or (emit == _OMITEMPTY and not zero_is_empty):
                     out[name] = kind.zero()
                 continue
-            for k in known:
-                if k.get(name) is raw:  # canonical already
-                    decoded = raw
-                    break
+            if not known:
+                decoded = kind.canonical(raw, inner)
+            elif any(k.get(name) is raw for k in known):  # canonical already
+                decoded = raw
             else:
                 decoded = self._field_like(raw, kind, inner, [k.get(name) for k in known])
             if emit != _OMITEMPTY or not _is_empty(decoded):
