@@ -92,11 +92,11 @@ class NodeStore:
 
     def mark_unknown(self, exc: ImpossibleObjectError) -> bool:
         """Note the Node ``exc`` names as unknown; True when it was not already."""
-        new = exc.name not in self._unknown
-        if str(exc) != (str(self._unknown[exc.name]) if not new else None):
+        previous = self._unknown.get(exc.name)
+        if previous is None or str(previous) != str(exc):
             self.version += 1
         self._unknown[exc.name] = exc
-        return new
+        return previous is None
 
     def set_unknown(self, found: Iterable[ImpossibleObjectError]) -> None:
         """Make the unknown Nodes exactly ``found`` (a full list's)."""
