@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
+from routectl.errors import ImpossibleObjectError
 from routectl.kube import NodeEvent, NodeViews
 from routectl.kube.decode import decode_event
 from routectl.kube.informer import Informer, NodeStore
@@ -99,3 +100,11 @@ def test_the_store_version_counts_changes_and_no_heartbeat() -> None:
     assert store.version == v + 1
     store.remove("a")
     assert store.version == v + 2
+    spec_null = ImpossibleObjectError("node x: spec is null", name="x")
+    assert store.mark_unknown(spec_null)
+    assert not store.mark_unknown(ImpossibleObjectError("node x: spec is null", name="x"))
+    assert store.version == v + 3, "the same reason again changes nothing"
+    store.set_unknown([spec_null])
+    assert store.version == v + 3
+    store.upsert(NodeView(name="x", uid="u", pod_cidrs=(), addresses=()))  # readable now
+    assert store.version == v + 4
