@@ -25,9 +25,9 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Collection, Iterable, Sequence
 
-from routectl.cidr import Network
+from routectl.cidr import Clusters, Network
 from routectl.model import Route
-from routectl.plan.reconcile import Plan, is_responsible
+from routectl.plan.reconcile import Plan
 from routectl.plan.scope import RouteIndex
 from routectl.provider import RouteProvider
 
@@ -55,7 +55,7 @@ class ListingCache:
         clock: Callable[[], float],
     ) -> None:
         self._provider = provider
-        self._cluster_cidrs = cluster_cidrs
+        self._clusters = Clusters(cluster_cidrs)
         self._max_age = max_age
         self._clock = clock
         self._routes: list[Route] | None = None
@@ -131,7 +131,7 @@ class ListingCache:
             self.owned += self._owns(route)
 
     def _owns(self, route: Route) -> bool:
-        return is_responsible(route.destination_cidr, self._cluster_cidrs)
+        return self._clusters.hold_text(route.destination_cidr)  # is_responsible, made once
 
 
 def _retrieved(task: asyncio.Task[Collection[Route]]) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Collection
 
-from routectl.cidr import Network, canonical, network_or_none
+from routectl.cidr import Network, canonical, network_or_none, span, span_end
 
 SETTLE_ONE_BY_ONE = 64
 """Newly claimed CIDRs up to this many are put in order one by one; more (the first list of
@@ -49,8 +49,8 @@ class ClaimIndex:
         """``name`` claims ``cidr`` (any spelling)."""
         key = canonical(cidr)
         holders = self._holders.setdefault(key, set())
-        if not holders and (network := network_or_none(key)) is not None:
-            self._unsorted.append((network.version, (*_bounds(network), key)))
+        if not holders and (found := span(key)) is not None:
+            self._unsorted.append((found[0], (found[1], span_end(found), key)))
         holders.add(name)
 
     def discard(self, cidr: str, name: str) -> None:
@@ -63,10 +63,10 @@ class ClaimIndex:
         holders.discard(name)
         if not holders:
             del self._holders[key]
-            network = network_or_none(key)
-            if network is not None:
-                entries = self._starts[network.version]
-                at = bisect.bisect_left(entries, (*_bounds(network), key))
+            found = span(key)
+            if found is not None:
+                entries = self._starts[found[0]]
+                at = bisect.bisect_left(entries, (found[1], span_end(found), key))
                 if at < len(entries) and entries[at][2] == key:
                     del entries[at]
 
@@ -113,10 +113,9 @@ def overlaps(claimed: Collection[tuple[str, str]]) -> list[tuple[tuple[str, str]
     exactly those still open on a stack. Unparsable CIDRs are skipped.
     """
     entries = sorted(
-        (network.version, start, -end, name, cidr)
+        (found[0], found[1], -span_end(found), name, cidr)
         for name, cidr in set(claimed)
-        if (network := network_or_none(cidr)) is not None
-        for start, end in (_bounds(network),)
+        if (found := span(cidr)) is not None
     )
     pairs: list[tuple[tuple[str, str], tuple[str, str]]] = []
     open_: list[tuple[int, int, int, str, str]] = []
