@@ -79,6 +79,16 @@ def rig(
     return Rig(cloud, kube, store, changes, metrics, controller)
 
 
+def samples(r: Rig) -> float:
+    """How many route-latency samples the controller observed."""
+    return sum(
+        s.value
+        for m in r.metrics.route_latency.collect()
+        for s in m.samples
+        if s.name.endswith("_count")
+    )
+
+
 def batch(*, fresh: bool = False) -> Batch:
     return Batch(
         triggers=frozenset({"node_change"}), requests=1, requested_at=0, fresh_listing=fresh
@@ -158,3 +168,24 @@ async def test_each_node_is_ready_when_its_own_route_is_made_not_at_the_end() ->
     times = sorted(written[f"n{i}"] for i in range(1, 6))
     assert times[-1] - times[0] >= 3.0  # spread out, as each Node's own create finished
     assert len(r.kube.patches) == 6  # one write per Node, as before
+
+
+async def test_route_latency_samples_only_the_nodes_routectl_routed() -> None:
+    """At start every listed Node waits; those whose routes are listed already are no
+    latency sample, a Node that gets its route by this sync's create is one, and so is a
+    Node whose failed create a later listing shows done."""
+    cloud = FakeCloud()
+    for i in range(3):
+        cloud.add_route("c", Route(target_node=f"n{i}", destination_cidr=f"10.244.{i}.0/24"))
+    r = rig(cloud)
+    r.put(*(node(f"n{i}", f"10.244.{i}.0/24") for i in range(5)))
+    r.cloud.fail_next("create", Fault(error=ProviderTerminalError("quota")))
+    with pytest.raises(SyncFailedError):
+        await r.controller.sync(batch(fresh=True))
+    assert samples(r) == 1  # one of n3 and n4; the other's create failed
+    failed = next(n for n in ("n3", "n4") if n in r.controller.changes.waiting())
+    cloud.add_route("c", Route(target_node=failed, destination_cidr=f"10.244.{failed[1]}.0/24"))
+    await asyncio.sleep(5)
+    await r.controller.sync(batch(fresh=True))
+    assert samples(r) == 2
+    assert r.controller.changes.waiting() == []
