@@ -23,6 +23,7 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _IPV4_WITH_ZEROS = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
 _PREFIX = re.compile(r"^\d{1,3}$")
+_IPV4_CIDR = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\n?/(\d{1,3})\n?\Z")
 _IPV4_BITS = 32
 _IPV6_BITS = 128
 _OCTET = 255
@@ -43,15 +44,15 @@ def parse_cidr(text: str) -> Network:
 
 def _ipv4_numbers(text: str) -> tuple[int, int] | None:
     """(address, prefix length) of a well-formed sloppy IPv4 CIDR, host bits kept; None for
-    anything else (which :func:`_parse_slowly` takes or refuses)."""
-    address, slash, prefix = text.partition("/")
-    if not slash or not _PREFIX.match(prefix) or not _IPV4_WITH_ZEROS.match(address):
+    anything else (which :func:`_parse_slowly` takes or refuses). One match reads what
+    :func:`_parse_slowly`'s two patterns read (each ``$`` allows a final newline)."""
+    found = _IPV4_CIDR.match(text)
+    if found is None:
         return None
-    octets = [int(octet) for octet in address.split(".")]
-    bits = int(prefix)
-    if bits > _IPV4_BITS or max(octets) > _OCTET:
+    a, b, c, d, bits = map(int, found.groups())
+    if bits > _IPV4_BITS or a > _OCTET or b > _OCTET or c > _OCTET or d > _OCTET:
         return None
-    return (octets[0] << 24) | (octets[1] << 16) | (octets[2] << 8) | octets[3], bits
+    return (a << 24) | (b << 16) | (c << 8) | d, bits
 
 
 def _parse_slowly(text: str) -> Network:

@@ -22,8 +22,10 @@ class RouteIndex:
     def __init__(self, routes: Iterable[Route] = ()) -> None:
         self._by_target: dict[str, list[Route]] = {}
         self._by_cidr: dict[str, list[Route]] = {}
-        for route in routes:
-            self.add(route)
+        by_target, by_cidr = self._by_target.setdefault, self._by_cidr.setdefault
+        for route in routes:  # add(), inline: a fresh listing of a large cluster comes here
+            by_target(route.target_node, []).append(route)
+            by_cidr(canonical(route.destination_cidr), []).append(route)
 
     def add(self, route: Route) -> None:
         """Index ``route``."""

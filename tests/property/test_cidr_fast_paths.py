@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from routectl.cidr import (
     Clusters,
+    _parse_slowly,
     canonical,
     network_or_none,
     network_span,
@@ -70,6 +71,29 @@ def test_the_parse_agrees_with_ipaddress(text: str) -> None:
     assert got == want
     assert type(got) is type(want)
     assert canonical(text) == str(want)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.builds(
+        lambda t, at, extra: t[:at] + extra + t[at:] if at <= len(t) else t,
+        v4_text,
+        st.integers(min_value=0, max_value=20),
+        st.sampled_from(["", "\n", "\n\n", " ", "/", "0"]),
+    )
+)
+def test_the_fast_ipv4_parse_reads_what_the_text_parser_reads(text: str) -> None:
+    """parse_cidr's one-pattern IPv4 path takes and refuses exactly what the patterns of
+    the text parser do (a final newline after the address or the prefix included)."""
+    try:
+        want = _parse_slowly(text)
+    except ValueError:
+        want = None
+    try:
+        got = parse_cidr(text)
+    except ValueError:
+        got = None
+    assert got == want
 
 
 @settings(max_examples=500, deadline=None)
