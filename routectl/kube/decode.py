@@ -69,11 +69,6 @@ class _Spec(msgspec.Struct, gc=False):
     providerID: str | None = None  # noqa: N815
 
 
-class _Address(msgspec.Struct, gc=False):
-    type: str | None = None
-    address: str | None = None
-
-
 class _Condition(msgspec.Struct, gc=False):
     type: str | None = None
     status: str | None = None
@@ -82,7 +77,10 @@ class _Condition(msgspec.Struct, gc=False):
 
 
 class _Status(msgspec.Struct, gc=False):
-    addresses: list[_Address] | None = None
+    addresses: list[NodeAddress] | None = None
+    """Decoded into the model's own records (msgspec builds them, without Python code per
+    address); an address without a type or with a null field, which the API server never
+    serves, makes the object the tolerant parse's."""
     conditions: list[_Condition] | None = None
 
 
@@ -162,17 +160,20 @@ def view_of(record: NodeRecord) -> NodeView:
         name=meta.name,
         uid=meta.uid or "",
         pod_cidrs=_pod_cidrs(spec),
-        addresses=tuple(
-            [
-                NodeAddress(type=a.type or "", address=a.address)
-                for a in status.addresses or ()
-                if a.address
-            ]
-        ),
+        addresses=_addresses(status),
         network_unavailable=_condition(status),
         provider_id=spec.providerID or "",
         created=meta.creationTimestamp or "",
     )
+
+
+def _addresses(status: _Status) -> tuple[NodeAddress, ...]:
+    """The addresses that name one (an empty ``address`` is left out, as parse_node does)."""
+    listed = tuple(status.addresses or ())
+    for entry in listed:
+        if not entry.address:
+            return tuple([a for a in listed if a.address])
+    return listed
 
 
 def _spec(record: NodeRecord) -> _Spec:
@@ -205,7 +206,7 @@ def same(view: NodeView, record: NodeRecord) -> bool:
         if kept >= len(view.addresses):
             return False
         mine = view.addresses[kept]
-        if mine.address != address.address or mine.type != (address.type or ""):
+        if mine.address != address.address or mine.type != address.type:
             return False
         kept += 1
     if kept != len(view.addresses):
