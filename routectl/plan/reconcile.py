@@ -174,7 +174,7 @@ def plan(
     # An unknown Node's routes stay: a create that would replace one is withheld.
     held = {
         canonical(route.destination_cidr): route.target_node
-        for route in listed
+        for route in (listed if unknown else ())
         if route.target_node in unknown
     }
     for (name, key), action in list(actions.items()):

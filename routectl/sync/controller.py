@@ -244,6 +244,8 @@ class Controller:
             result = plan(
                 nodes=nodes, routes=routes, cluster_cidrs=cidrs, unknown=self.store.unknown
             )
+        if full and self.ipam is None:  # the listing's routes and CIDRs: counted already
+            self.listing.counted(result.owned_routes)
         duration = self.metrics.plan_duration.labels(scope="full" if full else "changes")
         duration.observe(self.clock() - started)
         return Planned(plan=result, nodes=nodes, full=full)
