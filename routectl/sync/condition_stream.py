@@ -69,7 +69,8 @@ class ConditionStream:
 
     def open(self) -> None:
         """Write now for every Node that waits for no create (one pass over them all)."""
-        idle = [node for name, node in self._nodes.items() if not self._pending[name]]
+        pending = self._pending.get  # not [name]: Counter's __missing__ is Python code
+        idle = [node for name, node in self._nodes.items() if not pending(name)]
         self.found_at = self._clock()
         for name, created in routes_created(nodes=idle, plan=self._plan).items():
             if created:
