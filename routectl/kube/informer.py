@@ -134,11 +134,11 @@ class NodeStore:
         changes: list[tuple[NodeView | None, NodeView | None]] = [
             (old, None) for name, old in self._nodes.items() if name not in fresh
         ]
-        changes.extend(
-            (self._nodes.get(name), node)
-            for name, node in fresh.items()
-            if self._nodes.get(name) != node
-        )
+        known = self._nodes.get
+        for name, node in fresh.items():
+            old = known(name)
+            if old is None or old != node:  # a new Node is no comparison (the first list)
+                changes.append((old, node))
         self._nodes = fresh
         return changes
 

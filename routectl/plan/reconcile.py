@@ -270,12 +270,13 @@ def _action(node: NodeView, key: str, candidates: Iterable[Route]) -> Action:
     A matching route is healthy unless it is a blackhole or (with ``enable_node_addresses``)
     carries other addresses than the Node has; only unhealthy matches make an update.
     """
-    matches = [r for r in candidates if canonical(r.destination_cidr) == key]
-    if not matches:
-        return Action.ADD
-    if any(_healthy(route, node) for route in matches):
-        return Action.KEEP
-    return Action.UPDATE
+    matched = False
+    for route in candidates:  # a loop, not lists and any(): once per pod CIDR of every Node
+        if canonical(route.destination_cidr) == key:
+            if _healthy(route, node):
+                return Action.KEEP
+            matched = True
+    return Action.UPDATE if matched else Action.ADD
 
 
 def _healthy(route: Route, node: NodeView) -> bool:
