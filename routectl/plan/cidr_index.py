@@ -30,17 +30,23 @@ class ClaimIndex:
     """Canonical pod CIDR -> the names of the Nodes that claim it (a read-only Mapping face)."""
 
     def __init__(self) -> None:
-        self._holders: dict[str, set[str]] = {}
+        self._holders: dict[str, str | set[str]] = {}
+        """One name, or a set of them for a CIDR claimed more than once (a set per CIDR
+        would be 65,000 more objects in a large cluster, for the collector to walk)."""
         self._starts: dict[int, list[tuple[int, int, str]]] = {4: [], 6: []}
         self._unsorted: list[tuple[int, tuple[int, int, str]]] = []
         """Claimed since the last look-up, not yet in ``_starts`` (version, entry)."""
 
     def get(self, cidr: str, default: Collection[str] = ()) -> Collection[str]:
         """The Nodes claiming ``cidr`` (canonical spelling)."""
-        return self._holders.get(cidr, default)
+        held = self._holders.get(cidr)
+        if held is None:
+            return default
+        return (held,) if isinstance(held, str) else held
 
     def __getitem__(self, cidr: str) -> set[str]:
-        return self._holders[cidr]
+        held = self._holders[cidr]
+        return {held} if isinstance(held, str) else held
 
     def __contains__(self, cidr: object) -> bool:
         return cidr in self._holders
@@ -48,27 +54,38 @@ class ClaimIndex:
     def add(self, cidr: str, name: str) -> None:
         """``name`` claims ``cidr`` (any spelling)."""
         key = canonical(cidr)
-        holders = self._holders.setdefault(key, set())
-        if not holders and (found := span(key)) is not None:
-            self._unsorted.append((found[0], (found[1], span_end(found), key)))
-        holders.add(name)
+        held = self._holders.get(key)
+        if held is None:
+            self._holders[key] = name
+            if (found := span(key)) is not None:
+                self._unsorted.append((found[0], (found[1], span_end(found), key)))
+        elif isinstance(held, str):
+            if held != name:
+                self._holders[key] = {held, name}
+        else:
+            held.add(name)
 
     def discard(self, cidr: str, name: str) -> None:
         """``name`` no longer claims ``cidr``."""
         key = canonical(cidr)
-        holders = self._holders.get(key)
-        if holders is None:
+        held = self._holders.get(key)
+        if held is None:
             return
         self._settle()
-        holders.discard(name)
-        if not holders:
-            del self._holders[key]
-            found = span(key)
-            if found is not None:
-                entries = self._starts[found[0]]
-                at = bisect.bisect_left(entries, (found[1], span_end(found), key))
-                if at < len(entries) and entries[at][2] == key:
-                    del entries[at]
+        if isinstance(held, str):
+            if held != name:
+                return
+        else:
+            held.discard(name)
+            if held:
+                return
+        del self._holders[key]
+        found = span(key)
+        if found is not None:
+            entries = self._starts[found[0]]
+            at = bisect.bisect_left(entries, (found[1], span_end(found), key))
+            if at < len(entries) and entries[at][2] == key:
+                del entries[at]
 
     def _settle(self) -> None:
         """Put the CIDRs claimed since the last look-up in order among the others."""
