@@ -72,6 +72,8 @@ class WriteChecks:
     def confirm(self, routes: Sequence[Route], *, exists: Callable[[str], bool]) -> list[Miss]:
         """Check the remembered writes against a fresh listing ``routes``; ``exists`` says
         whether a Node is still there. The writes it does not show, in order."""
+        if not self._doubted and not self._unconfirmed:
+            return []  # nothing to check (a start): the listing is not read
         listed = {_key(r) for r in routes if not r.blackhole}
         for op, node, cidr in list(self._doubted):
             gone = op == "create" and not exists(node)  # nothing to route now
