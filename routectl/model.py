@@ -108,7 +108,7 @@ def _plainly_well_formed(route: object) -> bool:
         and type(blackhole) is bool
         and type(addressed) is bool
         and type(addresses) is tuple
-        and all(_is_address(a) for a in addresses)
+        and (not addresses or all(_is_address(a) for a in addresses))
     )
 
 

@@ -14,7 +14,9 @@
   name for it is unknown, so a plan that wants to delete one lists afresh first
   (:meth:`ListingCache.must_relist`).
 * ``owned`` counts the cached routes inside the cluster CIDRs (what the mass-delete guard
-  compares with), kept current the same way.
+  compares with), kept current the same way; after a fresh listing it is counted when first
+  asked for, or taken from the full plan made on that listing (:meth:`ListingCache.counted`),
+  which counts the same routes with the same CIDRs: a large listing is not counted twice.
 * :class:`~routectl.plan.scope.RouteIndex` finds a change's routes without scanning them all;
   a fresh listing equal to the cached one (none of routectl's own routes waiting to be
   listed) keeps the cached routes, their index and their count: relisting a table at rest
@@ -28,9 +30,9 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Collection, Iterable, Sequence
 
-from routectl.cidr import Network
+from routectl.cidr import Clusters, Network
 from routectl.model import Route
-from routectl.plan.reconcile import Plan, is_responsible
+from routectl.plan.reconcile import Plan
 from routectl.plan.scope import RouteIndex
 from routectl.provider import RouteProvider
 
@@ -58,7 +60,7 @@ class ListingCache:
         clock: Callable[[], float],
     ) -> None:
         self._provider = provider
-        self._cluster_cidrs = cluster_cidrs
+        self._clusters = Clusters(cluster_cidrs)
         self._max_age = max_age
         self._clock = clock
         self._routes: list[Route] | None = None
@@ -67,7 +69,7 @@ class ListingCache:
         self._synthetic: set[Route] = set()
         self._early: asyncio.Task[Collection[Route]] | None = None
         self._early_at = 0.0
-        self.owned = 0
+        self._owned: int | None = 0
 
     def prefetch(self) -> None:
         """Start listing now, for the next :meth:`get` (no-op if one is under way, or with
@@ -95,12 +97,25 @@ class ListingCache:
             if self._synthetic or routes != self._routes:
                 self._routes, self._index = routes, RouteIndex(routes)
                 self._synthetic.clear()
-                self.owned = sum(self._owns(r) for r in routes)
+                self._owned = None  # counted when asked, or by the full plan on these routes
             # else: the same routes as the cached ones (none of ours in doubt): their index
             # and count stand (a cluster at rest relisted every period costs a comparison)
             return Listing(routes=list(self._routes), index=self._index, fresh=True)
         stale = now - self._listed_at > self._max_age
         return Listing(routes=list(self._routes), index=self._index, fresh=False, stale=stale)
+
+    @property
+    def owned(self) -> int:
+        """How many cached routes lie inside the cluster CIDRs."""
+        if self._owned is None:
+            self._owned = sum(map(self._owns, self._routes or ()))
+        return self._owned
+
+    def counted(self, owned: int) -> None:
+        """A full plan on the cached routes, as :meth:`get` last handed them out and with
+        this cache's cluster CIDRs, counted ``owned`` of them inside: no need to count."""
+        if self._owned is None:
+            self._owned = owned
 
     def invalidate(self) -> None:
         """Forget the cached routes: the next :meth:`get` lists afresh."""
@@ -126,7 +141,8 @@ class ListingCache:
             for route in self._routes:
                 if id(route) in gone:
                     self._index.remove(route)
-                    self.owned -= self._owns(route)
+                    if self._owned is not None:
+                        self._owned -= self._owns(route)
             self._routes = kept
         for made in created:
             # Marked as carrying node addresses: should a later plan want to replace it,
@@ -135,10 +151,11 @@ class ListingCache:
             self._routes.append(route)
             self._index.add(route)
             self._synthetic.add(route)
-            self.owned += self._owns(route)
+            if self._owned is not None:
+                self._owned += self._owns(route)
 
     def _owns(self, route: Route) -> bool:
-        return is_responsible(route.destination_cidr, self._cluster_cidrs)
+        return self._clusters.hold_text(route.destination_cidr)  # is_responsible, made once
 
 
 def _retrieved(task: asyncio.Task[Collection[Route]]) -> None:

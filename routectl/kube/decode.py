@@ -69,11 +69,6 @@ class _Spec(msgspec.Struct, gc=False):
     providerID: str | None = None  # noqa: N815
 
 
-class _Address(msgspec.Struct, gc=False):
-    type: str | None = None
-    address: str | None = None
-
-
 class _Condition(msgspec.Struct, gc=False):
     type: str | None = None
     status: str | None = None
@@ -81,8 +76,23 @@ class _Condition(msgspec.Struct, gc=False):
     message: str | None = None
 
 
+class _Address(msgspec.Struct, gc=False):
+    type: str | None = None
+    address: str | None = None
+
+
 class _Status(msgspec.Struct, gc=False):
     addresses: list[_Address] | None = None
+    conditions: list[_Condition] | None = None
+
+
+class _PageStatus(msgspec.Struct, gc=False):
+    addresses: list[NodeAddress] | None = None
+    """A listed Node's addresses, decoded into the model's own records (msgspec builds them,
+    without Python code per address: a large list's every Node is built); an address
+    without a type or with a null field, which the API server never serves, makes the page
+    the tolerant parse's. (A watch event's stay structs the collector never tracks: a
+    heartbeat is compared, not built.)"""
     conditions: list[_Condition] | None = None
 
 
@@ -95,6 +105,14 @@ class NodeRecord(msgspec.Struct, gc=False):
     status: _Status | None = None
 
 
+class _PageRecord(msgspec.Struct, gc=False):
+    """A :class:`NodeRecord` of a list page (its addresses are the model's records)."""
+
+    metadata: _Meta | None = None
+    spec: _Spec | msgspec.UnsetType | None = msgspec.UNSET
+    status: _PageStatus | None = None
+
+
 class _ListMeta(msgspec.Struct, gc=False):
     resourceVersion: str | None = None  # noqa: N815
     continue_: str | None = msgspec.field(default=None, name="continue")
@@ -102,7 +120,7 @@ class _ListMeta(msgspec.Struct, gc=False):
 
 class _Page(msgspec.Struct, gc=False):
     metadata: _ListMeta | None = None
-    items: list[NodeRecord] | None = None
+    items: list[_PageRecord] | None = None
 
 
 class _Event(msgspec.Struct, gc=False):
@@ -145,7 +163,7 @@ class NodeEvent:
     """The Node is one the API server never serves: what it says is unknown."""
 
 
-def view_of(record: NodeRecord) -> NodeView:
+def view_of(record: NodeRecord | _PageRecord) -> NodeView:
     """The :class:`NodeView` of a decoded Node (as ``parse_node`` reads it)."""
     meta = record.metadata or _EMPTY_META
     if not meta.name:
@@ -162,20 +180,31 @@ def view_of(record: NodeRecord) -> NodeView:
         name=meta.name,
         uid=meta.uid or "",
         pod_cidrs=_pod_cidrs(spec),
-        addresses=tuple(
-            [
-                NodeAddress(type=a.type or "", address=a.address)
-                for a in status.addresses or ()
-                if a.address
-            ]
-        ),
+        addresses=_addresses(status),
         network_unavailable=_condition(status),
         provider_id=spec.providerID or "",
         created=meta.creationTimestamp or "",
     )
 
 
-def _spec(record: NodeRecord) -> _Spec:
+def _addresses(status: _Status | _PageStatus) -> tuple[NodeAddress, ...]:
+    """The addresses that name one (an empty ``address`` is left out, as parse_node does)."""
+    if isinstance(status, _PageStatus):
+        listed = tuple(status.addresses or ())
+        for entry in listed:
+            if not entry.address:
+                return tuple([a for a in listed if a.address])
+        return listed
+    return tuple(
+        [
+            NodeAddress(type=a.type or "", address=a.address)
+            for a in status.addresses or ()
+            if a.address
+        ]
+    )
+
+
+def _spec(record: NodeRecord | _PageRecord) -> _Spec:
     return record.spec if isinstance(record.spec, _Spec) else _EMPTY_SPEC
 
 
@@ -219,7 +248,7 @@ def _pod_cidrs(spec: _Spec) -> tuple[str, ...]:
     return (spec.podCIDR,) if spec.podCIDR else ()
 
 
-def _network_unavailable(status: _Status) -> _Condition | None:
+def _network_unavailable(status: _Status | _PageStatus) -> _Condition | None:
     for condition in status.conditions or ():
         if condition.type == NETWORK_UNAVAILABLE:
             return condition
@@ -232,7 +261,7 @@ _SHARED_CONDITIONS = 64
 _conditions: dict[tuple[str, str, str], Condition] = {}
 
 
-def _condition(status: _Status) -> Condition | None:
+def _condition(status: _Status | _PageStatus) -> Condition | None:
     found = _network_unavailable(status)
     if found is None:
         return None

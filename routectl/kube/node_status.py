@@ -102,6 +102,9 @@ class FencedWriter:
             raise KubeError(f"{what}: no answer within {timeout:g}s") from None
 
 
+_V2 = v(2)
+
+
 class Nodes(Protocol):
     """The Nodes as last seen (the informer's store)."""
 
@@ -150,8 +153,10 @@ class NodeStatus:
             return None
         condition = desired_condition(current.network_unavailable, routes_created=created)
         if condition is None:
+            if not logger.isEnabledFor(_V2):  # every Node of a large cluster at rest
+                return None
             logger.log(
-                v(2),
+                _V2,
                 "set node %s with NodeNetworkUnavailable=%s was canceled because it is already set",
                 name,
                 str(not created).lower(),

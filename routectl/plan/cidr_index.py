@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Collection
 
-from routectl.cidr import Network, canonical, network_or_none
+from routectl.cidr import Network, canonical, network_or_none, span, span_end
 
 SETTLE_ONE_BY_ONE = 64
 """Newly claimed CIDRs up to this many are put in order one by one; more (the first list of
@@ -30,17 +30,23 @@ class ClaimIndex:
     """Canonical pod CIDR -> the names of the Nodes that claim it (a read-only Mapping face)."""
 
     def __init__(self) -> None:
-        self._holders: dict[str, set[str]] = {}
+        self._holders: dict[str, str | set[str]] = {}
+        """One name, or a set of them for a CIDR claimed more than once (a set per CIDR
+        would be 65,000 more objects in a large cluster, for the collector to walk)."""
         self._starts: dict[int, list[tuple[int, int, str]]] = {4: [], 6: []}
         self._unsorted: list[tuple[int, tuple[int, int, str]]] = []
         """Claimed since the last look-up, not yet in ``_starts`` (version, entry)."""
 
     def get(self, cidr: str, default: Collection[str] = ()) -> Collection[str]:
         """The Nodes claiming ``cidr`` (canonical spelling)."""
-        return self._holders.get(cidr, default)
+        held = self._holders.get(cidr)
+        if held is None:
+            return default
+        return (held,) if isinstance(held, str) else held
 
     def __getitem__(self, cidr: str) -> set[str]:
-        return self._holders[cidr]
+        held = self._holders[cidr]
+        return {held} if isinstance(held, str) else held
 
     def __contains__(self, cidr: object) -> bool:
         return cidr in self._holders
@@ -48,27 +54,38 @@ class ClaimIndex:
     def add(self, cidr: str, name: str) -> None:
         """``name`` claims ``cidr`` (any spelling)."""
         key = canonical(cidr)
-        holders = self._holders.setdefault(key, set())
-        if not holders and (network := network_or_none(key)) is not None:
-            self._unsorted.append((network.version, (*_bounds(network), key)))
-        holders.add(name)
+        held = self._holders.get(key)
+        if held is None:
+            self._holders[key] = name
+            if (found := span(key)) is not None:
+                self._unsorted.append((found[0], (found[1], span_end(found), key)))
+        elif isinstance(held, str):
+            if held != name:
+                self._holders[key] = {held, name}
+        else:
+            held.add(name)
 
     def discard(self, cidr: str, name: str) -> None:
         """``name`` no longer claims ``cidr``."""
         key = canonical(cidr)
-        holders = self._holders.get(key)
-        if holders is None:
+        held = self._holders.get(key)
+        if held is None:
             return
         self._settle()
-        holders.discard(name)
-        if not holders:
-            del self._holders[key]
-            network = network_or_none(key)
-            if network is not None:
-                entries = self._starts[network.version]
-                at = bisect.bisect_left(entries, (*_bounds(network), key))
-                if at < len(entries) and entries[at][2] == key:
-                    del entries[at]
+        if isinstance(held, str):
+            if held != name:
+                return
+        else:
+            held.discard(name)
+            if held:
+                return
+        del self._holders[key]
+        found = span(key)
+        if found is not None:
+            entries = self._starts[found[0]]
+            at = bisect.bisect_left(entries, (found[1], span_end(found), key))
+            if at < len(entries) and entries[at][2] == key:
+                del entries[at]
 
     def _settle(self) -> None:
         """Put the CIDRs claimed since the last look-up in order among the others."""
@@ -113,10 +130,9 @@ def overlaps(claimed: Collection[tuple[str, str]]) -> list[tuple[tuple[str, str]
     exactly those still open on a stack. Unparsable CIDRs are skipped.
     """
     entries = sorted(
-        (network.version, start, -end, name, cidr)
+        (found[0], found[1], -span_end(found), name, cidr)
         for name, cidr in set(claimed)
-        if (network := network_or_none(cidr)) is not None
-        for start, end in (_bounds(network),)
+        if (found := span(cidr)) is not None
     )
     pairs: list[tuple[tuple[str, str], tuple[str, str]]] = []
     open_: list[tuple[int, int, int, str, str]] = []

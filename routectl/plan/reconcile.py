@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 
-from routectl.cidr import Network, canonical, network_or_none, within
+from routectl.cidr import Clusters, Network, canonical, network_or_none, span
 from routectl.model import NodeView, Route
 from routectl.plan.cidr_index import overlaps
 from routectl.plan.conditions import (
@@ -122,12 +123,7 @@ def is_responsible(destination_cidr: str, cluster_cidrs: Sequence[Network]) -> b
     *or* last address lies inside (so a VPN's ``10.244.0.0/15`` around a ``/16`` pod range
     was deleted); an unparsable destination is never ours.
     """
-    network = network_or_none(destination_cidr)
-    if network is not None:
-        for cluster in cluster_cidrs:  # a loop, not any(): called once per route and Node
-            if within(network, cluster):
-                return True
-    return False
+    return Clusters(cluster_cidrs).hold_text(destination_cidr)
 
 
 def touches_cluster(destination_cidr: str, cluster_cidrs: Sequence[Network]) -> bool:
@@ -158,7 +154,8 @@ def plan(
     listed = tuple(routes)
     unknown = unknown or {}
     problems: list[Problem] = [unknown_node(name, why) for name, why in sorted(unknown.items())]
-    wanted, unroutable, tolerated = _wanted_cidrs(nodes, cluster_cidrs, problems)
+    clusters = Clusters(cluster_cidrs)  # as numbers, once: every Node and route is checked
+    wanted, unroutable, tolerated = _wanted_cidrs(nodes, cluster_cidrs, clusters, problems)
     claimed = [(name, cidr) for name, mine in wanted.items() for cidr in mine.values()]
     problems.extend(p for pair in overlaps(claimed) for p in overlapping_pod_cidrs(*pair))
     by_target: dict[str, list[Route]] = {}
@@ -177,7 +174,7 @@ def plan(
     # An unknown Node's routes stay: a create that would replace one is withheld.
     held = {
         canonical(route.destination_cidr): route.target_node
-        for route in listed
+        for route in (listed if unknown else ())
         if route.target_node in unknown
     }
     for (name, key), action in list(actions.items()):
@@ -185,7 +182,7 @@ def plan(
             actions[(name, key)] = Action.KEEP  # withheld: it would replace the unknown's
             unroutable.add(name)
             problems.append(held_by_unknown(name, wanted[name][key], held[key]))
-    deletes, owned = _deletes(listed, actions, cluster_cidrs, problems, unknown)
+    deletes, owned = _deletes(listed, actions, (cluster_cidrs, clusters), problems, unknown)
     creates = _creates(nodes, wanted, actions, deletes)
     return Plan(
         creates=creates,
@@ -198,7 +195,10 @@ def plan(
 
 
 def _wanted_cidrs(
-    nodes: Sequence[NodeView], cluster_cidrs: Sequence[Network], problems: list[Problem]
+    nodes: Sequence[NodeView],
+    cluster_cidrs: Sequence[Network],
+    clusters: Clusters,
+    problems: list[Problem],
 ) -> tuple[dict[str, dict[str, str]], set[str], set[tuple[str, str]]]:
     """Map node name -> canonical CIDR -> the CIDR as the node spells it; collect bad ones.
 
@@ -210,19 +210,20 @@ def _wanted_cidrs(
     unroutable: set[str] = set()
     tolerated: set[tuple[str, str]] = set()
     claimed: dict[str, str] = {}
-    for node in sorted(nodes, key=lambda n: n.name):
+    for node in sorted(nodes, key=operator.attrgetter("name")):
         mine = wanted.setdefault(node.name, {})
         for cidr in node.pod_cidrs:
-            if canonical(cidr) in mine:
+            key = canonical(cidr)
+            if key in mine:
                 problems.append(duplicate_pod_cidr(node.name, cidr))
                 continue
-            problem = _claim(node.name, cidr, claimed, cluster_cidrs)
+            problem = _claim(node.name, cidr, key, claimed, (cluster_cidrs, clusters))
             if problem is None:
-                mine[canonical(cidr)] = cidr
+                mine[key] = cidr
                 continue
             problems.append(problem)
             if problem.reason == "ClusterCIDRMisconfigured":
-                tolerated.add((node.name, canonical(cidr)))  # unroutable unless served
+                tolerated.add((node.name, key))  # unroutable unless served
             else:
                 unroutable.add(node.name)
     return wanted, unroutable, tolerated
@@ -246,16 +247,20 @@ def _unserved(
 
 
 def _claim(
-    name: str, cidr: str, claimed: dict[str, str], cluster_cidrs: Sequence[Network]
+    name: str,
+    cidr: str,
+    key: str,
+    claimed: dict[str, str],
+    cluster: tuple[Sequence[Network], Clusters],
 ) -> Problem | None:
-    """Claim ``cidr`` for node ``name``, or say why it cannot have it."""
-    network = network_or_none(cidr)
-    if network is None:
+    """Claim ``cidr`` (canonically ``key``) for node ``name``, or say why it cannot have it."""
+    found = span(cidr)
+    if found is None:
         return invalid_pod_cidr(name, cidr)
-    if not is_responsible(cidr, cluster_cidrs):
+    if not cluster[1].hold(found):
         # A route outside the cluster CIDRs could never be cleaned up (we only delete inside).
-        return outside_cluster(name, cidr, cluster_cidrs)
-    owner = claimed.setdefault(canonical(cidr), name)
+        return outside_cluster(name, cidr, cluster[0])
+    owner = claimed.setdefault(key, name)
     return None if owner == name else claimed_twice(name, cidr, owner)
 
 
@@ -265,12 +270,13 @@ def _action(node: NodeView, key: str, candidates: Iterable[Route]) -> Action:
     A matching route is healthy unless it is a blackhole or (with ``enable_node_addresses``)
     carries other addresses than the Node has; only unhealthy matches make an update.
     """
-    matches = [r for r in candidates if canonical(r.destination_cidr) == key]
-    if not matches:
-        return Action.ADD
-    if any(_healthy(route, node) for route in matches):
-        return Action.KEEP
-    return Action.UPDATE
+    matched = False
+    for route in candidates:  # a loop, not lists and any(): once per pod CIDR of every Node
+        if canonical(route.destination_cidr) == key:
+            if _healthy(route, node):
+                return Action.KEEP
+            matched = True
+    return Action.UPDATE if matched else Action.ADD
 
 
 def _healthy(route: Route, node: NodeView) -> bool:
@@ -284,17 +290,19 @@ def _healthy(route: Route, node: NodeView) -> bool:
 def _deletes(
     listed: Sequence[Route],
     actions: dict[tuple[str, str], Action],
-    cluster_cidrs: Sequence[Network],
+    cluster: tuple[Sequence[Network], Clusters],
     problems: list[Problem],
     unknown: Mapping[str, str],
 ) -> tuple[tuple[Route, ...], int]:
+    cluster_cidrs, clusters = cluster
     deletes: list[Route] = []
     owned = 0
     for route in listed:
-        if network_or_none(route.destination_cidr) is None:
+        found = span(route.destination_cidr)
+        if found is None:
             problems.append(unparsable_route(route))
             continue
-        if not is_responsible(route.destination_cidr, cluster_cidrs):
+        if not clusters.hold(found):
             if touches_cluster(route.destination_cidr, cluster_cidrs):
                 problems.append(foreign_route(route, cluster_cidrs))
             continue

@@ -14,41 +14,67 @@ from routectl.cidr import canonical
 from routectl.model import NodeView, Route
 from routectl.plan.cidr_index import ClaimIndex
 
+_Held = Route | list[Route]
+"""One route, or the routes of a key held by more than one (most keys hold one: a list
+each would be 130,000 more objects in a large cluster, for the collector to walk)."""
+
+
+def _put(table: dict[str, _Held], key: str, route: Route) -> None:
+    held = table.get(key)
+    if held is None:
+        table[key] = route
+    elif isinstance(held, list):
+        held.append(route)
+    else:
+        table[key] = [held, route]
+
+
+def _take(table: dict[str, _Held], key: str, route: Route) -> None:
+    held = table.get(key)
+    if held is route:
+        del table[key]
+    elif isinstance(held, list):
+        for position, candidate in enumerate(held):
+            if candidate is route:
+                del held[position]
+                break
+
+
+def _routes(table: dict[str, _Held], key: str) -> list[Route] | tuple[Route, ...]:
+    held = table.get(key)
+    if held is None:
+        return ()
+    return held if isinstance(held, list) else (held,)
+
 
 class RouteIndex:
     """Listed routes by target Node and by canonical destination, kept up to date by adds
     and removes, so the scope of a change is found without scanning every route."""
 
     def __init__(self, routes: Iterable[Route] = ()) -> None:
-        self._by_target: dict[str, list[Route]] = {}
-        self._by_cidr: dict[str, list[Route]] = {}
-        for route in routes:
-            self.add(route)
+        self._by_target: dict[str, _Held] = {}
+        self._by_cidr: dict[str, _Held] = {}
+        for route in routes:  # a fresh listing of a large cluster comes here
+            _put(self._by_target, route.target_node, route)
+            _put(self._by_cidr, canonical(route.destination_cidr), route)
 
     def add(self, route: Route) -> None:
         """Index ``route``."""
-        self._by_target.setdefault(route.target_node, []).append(route)
-        self._by_cidr.setdefault(canonical(route.destination_cidr), []).append(route)
+        _put(self._by_target, route.target_node, route)
+        _put(self._by_cidr, canonical(route.destination_cidr), route)
 
     def remove(self, route: Route) -> None:
         """Forget this very route object (an equal duplicate stays)."""
-        for table, key in (
-            (self._by_target, route.target_node),
-            (self._by_cidr, canonical(route.destination_cidr)),
-        ):
-            bucket = table.get(key, [])
-            for position, candidate in enumerate(bucket):
-                if candidate is route:
-                    del bucket[position]
-                    break
+        _take(self._by_target, route.target_node, route)
+        _take(self._by_cidr, canonical(route.destination_cidr), route)
 
     def related(self, names: Collection[str], cidrs: Iterable[str]) -> list[Route]:
         """Routes targeting one of ``names`` or going to one of ``cidrs``, as often as listed."""
-        found = [route for name in names for route in self._by_target.get(name, ())]
+        found = [route for name in names for route in _routes(self._by_target, name)]
         found.extend(
             route
             for cidr in cidrs
-            for route in self._by_cidr.get(cidr, ())
+            for route in _routes(self._by_cidr, cidr)
             if route.target_node not in names  # those came in through their target
         )
         return found

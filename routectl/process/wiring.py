@@ -29,7 +29,7 @@ from routectl.cloud.policy import call_policy
 from routectl.config import Settings
 from routectl.kube import KubeClient
 from routectl.kube.events import EventApi, EventRecorder
-from routectl.kube.informer import Informer, NodeHandler, NodeStore
+from routectl.kube.informer import Informer, NodeChanges, NodeStore
 from routectl.kube.node_status import FencedWriter, NodeStatus
 from routectl.model import NodeView
 from routectl.observe.metrics import Metrics
@@ -241,11 +241,13 @@ def build_service(
         ipam_api=kube,
     )
     changes, queue, ipam = parts.changes, parts.queue, parts.ipam
+    feed = Feed(changes, queue, watch_mode=settings.watch_mode, ipam=ipam)
     lease = (settings.leader_elect_resource_namespace, settings.leader_elect_resource_name)
     informer = Informer(
         kube=kube,
         store=store,
-        on_change=_feed(changes, queue, watch_mode=settings.watch_mode, ipam=ipam),
+        on_change=feed.one,
+        on_changes=feed.many,
         on_relist=lambda reason: metrics.relists.labels(reason=reason).inc(),
         rng=sources.rng,
         clock=_loop_time,
@@ -283,19 +285,39 @@ def settle_quiet(settings: Settings) -> float:
     return max(settings.batch_window, settings.batch_write_interval / SETTLE_SHARE)
 
 
-def _feed(
-    changes: Changes, queue: CoalescingQueue, *, watch_mode: bool, ipam: NodeIpam | None = None
-) -> NodeHandler:
-    """The informer's callback: note every change, request a sync for those that matter (a
+class Feed:
+    """The informer's callbacks: note every change, request a sync for those that matter (a
     sync that is writing hears of the request on the queue, and may take the change on)."""
 
-    def feed(old: NodeView | None, new: NodeView | None) -> None:
-        changes.note(old, new, now=_loop_time())
-        echo = ipam.note(old, new) if ipam is not None else False  # routed by the sync in flight
-        if watch_mode and needs_sync(old, new) and not echo:
-            queue.request(trigger="node_change", settle=True)
+    def __init__(
+        self,
+        changes: Changes,
+        queue: CoalescingQueue,
+        *,
+        watch_mode: bool,
+        ipam: NodeIpam | None = None,
+    ) -> None:
+        self._changes = changes
+        self._queue = queue
+        self._watch_mode = watch_mode
+        self._ipam = ipam
 
-    return feed
+    def one(self, old: NodeView | None, new: NodeView | None) -> None:
+        """One change (a watch event)."""
+        self.many([(old, new)])
+
+    def many(self, changes: NodeChanges) -> None:
+        """A list's changes, as many calls of :meth:`one` would (at one clock reading, and
+        the sync requests they make in one call: the first list of a large cluster)."""
+        now, wanted = _loop_time(), 0
+        note, ipam, watch_mode = self._changes.note, self._ipam, self._watch_mode
+        for old, new in changes:
+            note(old, new, now=now)
+            echo = ipam.note(old, new) if ipam is not None else False  # routed by the sync
+            if watch_mode and not echo and needs_sync(old, new):
+                wanted += 1
+        if wanted:
+            self._queue.request(trigger="node_change", settle=True, count=wanted)
 
 
 def _loop_time() -> float:

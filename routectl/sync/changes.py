@@ -6,7 +6,10 @@ nothing a failed sync should have done is forgotten. ``needs_full`` asks the nex
 plan the whole cluster (at start, and after a full sync failed).
 
 It also remembers since when each Node with a new pod CIDR waits for its routes, so the
-route-programming latency can be measured from the Node event that needed them.
+route-programming latency can be measured from the Node event that needed them. A Node
+whose routes a sync finds listed already, before any sync planned a create for it, waited
+for nothing routectl did (at start: every Node of a cluster at rest) and is no sample; one
+whose create was planned (and failed, or was not shown) counts when a listing shows it.
 Synchronous, no I/O; times are passed in.
 """
 
@@ -46,21 +49,26 @@ class Changes:
         self._names: set[str] = set()
         self._cidrs: set[str] = set()
         self._waiting: dict[str, float] = {}
+        self._tried: set[str] = set()
+        """Waiting Nodes a sync planned a create for."""
 
     def note(self, old: NodeView | None, new: NodeView | None, *, now: float) -> None:
         """Record a Node change (from the informer) that happened at ``now``."""
-        for view, add in ((old, False), (new, True)):
-            if view is None:
-                continue
-            self._names.add(view.name)
-            for cidr in map(canonical, view.pod_cidrs):
-                self._cidrs.add(cidr)
-                if add:
-                    self.claims.add(cidr, view.name)
-                else:
-                    self.claims.discard(cidr, view.name)
+        if old is not None:
+            self._names.add(old.name)
+            for cidr in old.pod_cidrs:
+                key = canonical(cidr)
+                self._cidrs.add(key)
+                self.claims.discard(key, old.name)
+        if new is not None:
+            self._names.add(new.name)
+            for cidr in new.pod_cidrs:
+                key = canonical(cidr)
+                self._cidrs.add(key)
+                self.claims.add(key, new.name)
         if new is None and old is not None:
             self._waiting.pop(old.name, None)
+            self._tried.discard(old.name)
         elif new is not None and new.pod_cidrs and (old is None or old.pod_cidrs != new.pod_cidrs):
             self._waiting.setdefault(new.name, now)
 
@@ -81,5 +89,26 @@ class Changes:
 
     def routed(self, names: Iterable[str], *, now: float) -> list[float]:
         """The Nodes ``names`` have all their routes: how long each waited (if it did)."""
-        waits = (self._waiting.pop(name, None) for name in names)
+        waits = (self._pop(name) for name in names)
         return [now - since for since in waits if since is not None]
+
+    def tried(self, names: Iterable[str]) -> None:
+        """A sync planned creates for the Nodes ``names``."""
+        self._tried.update(name for name in names if name in self._waiting)
+
+    def found_routed(self, names: Iterable[str], *, now: float) -> list[float]:
+        """A sync found every route of the Nodes ``names`` listed already: how long those
+        it had tried to route waited; the others' wait ends without a sample."""
+        found = []
+        for name in names:
+            since = self._waiting.pop(name, None)
+            if since is not None and name in self._tried:
+                self._tried.discard(name)
+                found.append(now - since)
+        return found
+
+    def _pop(self, name: str) -> float | None:
+        since = self._waiting.pop(name, None)
+        if since is not None and self._tried:
+            self._tried.discard(name)
+        return since

@@ -11,7 +11,9 @@ Node alone), and each Node is written at most once per sync, only if its status 
 change, so a batch costs no more API writes than before. Failed creates get upstream's
 ``FailedToCreateRoute`` Event at once. Writes run as tasks of the caller's task group, so
 they belong to the sync that planned them. Which Nodes got all their routes, and when, is
-kept in :attr:`ConditionStream.ready` for the caller to read: nothing calls back up.
+kept in :attr:`ConditionStream.ready` for the caller to read, apart from the Nodes whose
+routes were all in place already when the sync began (:attr:`ConditionStream.found`: no create
+of this sync routed them, at start every listed Node): nothing calls back up.
 """
 
 from __future__ import annotations
@@ -49,7 +51,12 @@ class ConditionStream:
         self._group = group
         self._clock = clock
         self.ready: list[tuple[str, float]] = []
-        """The Nodes that got all their routes in this sync, and when (the clock's time)."""
+        """The Nodes that got all their routes by creates of this sync, and when (the
+        clock's time)."""
+        self.found: list[str] = []
+        """The Nodes whose routes were all listed already (settled by :meth:`open`)."""
+        self.found_at = 0.0
+        """When :meth:`open` settled them (the clock's time)."""
         self.writes = 0
         """Condition writes started (a Node whose condition was already right is none)."""
         self._nodes = {node.name: node for node in nodes}
@@ -57,11 +64,20 @@ class ConditionStream:
         self._failed: dict[str, list[RouteCreate]] = collections.defaultdict(list)
         self.errors: list[KubeError] = []
 
+    @property
+    def planned(self) -> Collection[str]:
+        """The Nodes this sync's plan creates routes for."""
+        return self._pending.keys()
+
     def open(self) -> None:
         """Write now for every Node that waits for no create (one pass over them all)."""
-        idle = [node for name, node in self._nodes.items() if not self._pending[name]]
+        pending = self._pending.get  # not [name]: Counter's __missing__ is Python code
+        idle = [node for name, node in self._nodes.items() if not pending(name)]
+        self.found_at = self._clock()
         for name, created in routes_created(nodes=idle, plan=self._plan).items():
-            self._settled(name, created=created)
+            if created:
+                self.found.append(name)
+            self._write_if_needed(name, created=created)
 
     async def create_done(
         self, create: RouteCreate, error: ProviderError | None, elapsed: float
@@ -88,6 +104,9 @@ class ConditionStream:
     def _settled(self, name: str, *, created: bool) -> None:
         if created:
             self.ready.append((name, self._clock()))
+        self._write_if_needed(name, created=created)
+
+    def _write_if_needed(self, name: str, *, created: bool) -> None:
         # A condition already right (every Node of a cluster at rest) costs no task.
         if self._status.needs_condition(name, created=created):
             self.writes += 1

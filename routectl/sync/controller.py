@@ -299,6 +299,8 @@ class Controller:
             result = plan(
                 nodes=nodes, routes=routes, cluster_cidrs=cidrs, unknown=self.store.unknown
             )
+        if full and self.ipam is None:  # the listing's routes and CIDRs: counted already
+            self.listing.counted(result.owned_routes)
         duration = self.metrics.plan_duration.labels(scope="full" if full else "changes")
         duration.observe(self.clock() - started)
         return Planned(plan=result, nodes=nodes, full=full)
@@ -392,7 +394,7 @@ class Controller:
         finally:
             for each in (stream, *(s for _, s in sides)):
                 if each is not None:
-                    self._routed(each.ready)
+                    self._routed(each)
         for side, side_stream in sides:
             applied.created.extend(side.created)
             applied.failed.extend(side.failed)
@@ -479,11 +481,16 @@ class Controller:
             return await apply_batch(result, provider=self.provider, on_create_done=done)
         return await apply_routes(result, provider=self.provider, on_create_done=done)
 
-    def _routed(self, ready: Sequence[tuple[str, float]]) -> None:
-        """These Nodes got all their routes, at these times: observe how long they waited."""
-        for at, together in itertools.groupby(ready, key=operator.itemgetter(1)):
-            for seconds in self.changes.routed([name for name, _ in together], now=at):
-                self.metrics.route_latency.observe(seconds)
+    def _routed(self, stream: ConditionStream) -> None:
+        """The Nodes that got all their routes, and when: observe how long they waited (a
+        Node whose routes were listed already waited for no create of routectl's, unless
+        one was planned for it before: see :mod:`routectl.sync.changes`)."""
+        samples = self.changes.found_routed(stream.found, now=stream.found_at)
+        for at, together in itertools.groupby(stream.ready, key=operator.itemgetter(1)):
+            samples.extend(self.changes.routed([name for name, _ in together], now=at))
+        self.changes.tried(stream.planned)  # those still waiting wait for a create
+        for seconds in samples:
+            self.metrics.route_latency.observe(seconds)
 
 
 def _summary(applied: Applied, errors: Sequence[RoutectlError]) -> str:

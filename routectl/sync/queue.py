@@ -72,10 +72,17 @@ class QueueState:
     """Requests that arrive later, by key."""
 
     def request(
-        self, *, now: float, trigger: str, fresh_listing: bool = False, settle: bool = False
+        self,
+        *,
+        now: float,
+        trigger: str,
+        fresh_listing: bool = False,
+        settle: bool = False,
+        count: int = 1,
     ) -> None:
         """Ask for a sync; coalesces with any sync already due. A settling request (when
-        the queue settles) pushes the sync to ``settle_quiet`` after it, within the cap."""
+        the queue settles) pushes the sync to ``settle_quiet`` after it, within the cap.
+        ``count``: so many requests at once (``now`` for all), counted as such."""
         if not self.dirty:
             self.dirty = True
             self.requested_at = now
@@ -84,7 +91,7 @@ class QueueState:
             cap = self.requested_at + self.settle_cap
             self.due = max(self.due, min(now + self.settle_quiet, cap))
         self.triggers.add(trigger)
-        self.requests += 1
+        self.requests += count
         self.fresh_listing |= fresh_listing
 
     def retry_after(self, *, now: float, delay: float, trigger: str) -> None:
@@ -231,13 +238,23 @@ class CoalescingQueue:
         return asyncio.get_running_loop().time()
 
     def request(
-        self, *, trigger: str = "node_change", fresh_listing: bool = False, settle: bool = False
+        self,
+        *,
+        trigger: str = "node_change",
+        fresh_listing: bool = False,
+        settle: bool = False,
+        count: int = 1,
     ) -> None:
         """Ask for a sync (cheap, synchronous: called from informer callbacks); ``settle``:
-        let a burst of such requests settle first, if the queue settles."""
+        let a burst of such requests settle first, if the queue settles; ``count``: so many
+        requests at once (a list's changes), as ``count`` calls would."""
         was_dirty = self.state.dirty
         self.state.request(
-            now=self._now(), trigger=trigger, fresh_listing=fresh_listing, settle=settle
+            now=self._now(),
+            trigger=trigger,
+            fresh_listing=fresh_listing,
+            settle=settle,
+            count=count,
         )
         if not was_dirty:
             self._observer.added()

@@ -1,5 +1,6 @@
 """The fast paths of CIDR handling agree with ipaddress (hypothesis): the sloppy parse built
-from numbers, ``within``, and the claim index filled by one sort after a large list."""
+from numbers, the canonical spelling and the span made from numbers, ``within`` and
+``Clusters``, and the claim index filled by one sort after a large list."""
 
 from __future__ import annotations
 
@@ -8,7 +9,17 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from routectl.cidr import canonical, network_or_none, parse_cidr, within
+from routectl.cidr import (
+    Clusters,
+    _parse_slowly,
+    canonical,
+    network_or_none,
+    network_span,
+    parse_cidr,
+    span,
+    span_end,
+    within,
+)
 from routectl.plan.cidr_index import SETTLE_ONE_BY_ONE, ClaimIndex
 
 
@@ -62,6 +73,50 @@ def test_the_parse_agrees_with_ipaddress(text: str) -> None:
     assert canonical(text) == str(want)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.builds(
+        lambda t, at, extra: t[:at] + extra + t[at:] if at <= len(t) else t,
+        v4_text,
+        st.integers(min_value=0, max_value=20),
+        st.sampled_from(["", "\n", "\n\n", " ", "/", "0"]),
+    )
+)
+def test_the_fast_ipv4_parse_reads_what_the_text_parser_reads(text: str) -> None:
+    """parse_cidr's one-pattern IPv4 path takes and refuses exactly what the patterns of
+    the text parser do (a final newline after the address or the prefix included)."""
+    try:
+        want = _parse_slowly(text)
+    except ValueError:
+        want = None
+    try:
+        got = parse_cidr(text)
+    except ValueError:
+        got = None
+    assert got == want
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=texts)
+def test_the_span_and_the_spelling_agree_with_ipaddress(text: str) -> None:
+    """span() gives the numbers of ipaddress's network (first address, last address, prefix
+    length), or None where it refuses; canonical() spells the network as ipaddress does,
+    uncached too, and hands back a canonical spelling itself."""
+    want = slow_parse(text)
+    got = span.__wrapped__(text)
+    spelled = canonical.__wrapped__(text)
+    if want is None:
+        assert got is None
+        assert spelled is text
+        return
+    assert got == (want.version, int(want.network_address), want.prefixlen)
+    assert got == network_span(want)
+    assert span_end(got) == int(want.broadcast_address)
+    assert spelled == str(want)
+    if text == str(want):
+        assert spelled is text
+
+
 networks = st.one_of(
     st.builds(
         lambda n, p: ipaddress.ip_network((n, p), strict=False),
@@ -82,6 +137,18 @@ def test_within_is_subnet_of(inner, outer) -> None:
     """within() is ipaddress's subnet_of, and False across IP versions."""
     want = inner.version == outer.version and inner.subnet_of(outer)
     assert within(inner, outer) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(inner=networks, outer=st.lists(networks, max_size=3))
+def test_clusters_hold_what_lies_inside_one_of_them(inner, outer) -> None:
+    """Clusters.hold is "a subnet of one of them, of the same IP version"; hold_text reads
+    the spelling first, and holds nothing that does not parse."""
+    want = any(within(inner, o) for o in outer)
+    clusters = Clusters(outer)
+    assert clusters.hold(network_span(inner)) == want
+    assert clusters.hold_text(str(inner)) == want
+    assert not clusters.hold_text("10.0.0.0")
 
 
 pool = st.builds(

@@ -53,3 +53,23 @@ def test_scoping_pays_for_few_changes_only() -> None:
     many = Dirty(frozenset(f"n{i}" for i in range(2000)), frozenset())
     assert not many.worth_scoping(10_000)
     assert many.worth_scoping(20_000)
+
+
+def test_a_node_found_routed_is_no_sample_unless_a_create_was_planned_for_it() -> None:
+    """Routes listed already when a sync first looks end the wait without a sample (at
+    start, every listed Node); a Node a sync tried to route and a later listing shows
+    routed is one, from its change; either way it waits no more."""
+    changes = Changes()
+    changes.note(None, node("there", "10.244.1.0/24"), now=0.0)
+    changes.note(None, node("failed", "10.244.2.0/24"), now=1.0)
+    changes.tried(["failed", "not-waiting"])
+    assert changes.waiting() == ["there", "failed"]
+    assert changes.found_routed(["there", "failed"], now=10.0) == [9.0]
+    assert changes.waiting() == []
+    assert changes.found_routed(["there", "failed"], now=11.0) == []
+    changes.note(None, node("again", "10.244.3.0/24"), now=2.0)
+    changes.tried(["again"])
+    assert changes.routed(["again"], now=4.0) == [2.0]
+    changes.note(node("again", "10.244.3.0/24"), None, now=5.0)
+    changes.note(None, node("again", "10.244.3.0/24"), now=6.0)
+    assert changes.found_routed(["again"], now=7.0) == []  # a new wait, not tried

@@ -79,6 +79,16 @@ def rig(
     return Rig(cloud, kube, store, changes, metrics, controller)
 
 
+def samples(r: Rig) -> float:
+    """How many route-latency samples the controller observed."""
+    return sum(
+        s.value
+        for m in r.metrics.route_latency.collect()
+        for s in m.samples
+        if s.name.endswith("_count")
+    )
+
+
 def batch(*, fresh: bool = False) -> Batch:
     return Batch(
         triggers=frozenset({"node_change"}), requests=1, requested_at=0, fresh_listing=fresh
@@ -207,3 +217,24 @@ async def test_a_sync_that_did_something_is_never_taken_as_rest() -> None:
         await r.controller.sync(periodic())
     assert r.controller.skipped == 0
     assert r.metrics.mass_delete_blocked._value.get() == 3
+
+
+async def test_route_latency_samples_only_the_nodes_routectl_routed() -> None:
+    """At start every listed Node waits; those whose routes are listed already are no
+    latency sample, a Node that gets its route by this sync's create is one, and so is a
+    Node whose failed create a later listing shows done."""
+    cloud = FakeCloud()
+    for i in range(3):
+        cloud.add_route("c", Route(target_node=f"n{i}", destination_cidr=f"10.244.{i}.0/24"))
+    r = rig(cloud)
+    r.put(*(node(f"n{i}", f"10.244.{i}.0/24") for i in range(5)))
+    r.cloud.fail_next("create", Fault(error=ProviderTerminalError("quota")))
+    with pytest.raises(SyncFailedError):
+        await r.controller.sync(batch(fresh=True))
+    assert samples(r) == 1  # one of n3 and n4; the other's create failed
+    failed = next(n for n in ("n3", "n4") if n in r.controller.changes.waiting())
+    cloud.add_route("c", Route(target_node=failed, destination_cidr=f"10.244.{failed[1]}.0/24"))
+    await asyncio.sleep(5)
+    await r.controller.sync(batch(fresh=True))
+    assert samples(r) == 2
+    assert r.controller.changes.waiting() == []

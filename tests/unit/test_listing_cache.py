@@ -168,3 +168,22 @@ async def test_an_unchanged_listing_keeps_its_index_a_changed_one_gets_a_new_one
     assert relisted.index is not changed.index, "our own route is taken as the cloud lists it"
     assert listing.owned == 3
     assert not listing.must_relist(Plan(deletes=(relisted.routes[-1],)))
+
+
+async def test_owned_is_taken_from_the_full_plan_or_counted_when_asked() -> None:
+    """After a fresh listing the owned count is the full plan's when it says so first (not
+    counted again), else counted when asked; a later word changes nothing; writes move it."""
+    cloud = FakeCloud()
+    cloud.add_route("c", route("a", "10.244.1.0/24"))
+    cloud.add_route("c", route("vpn", "192.168.0.0/24"))
+    listing = cache(cloud)
+    await listing.get(fresh=True)
+    listing.counted(7)  # a plan's word is taken as is: nothing is counted
+    assert listing.owned == 7
+    listing.remember(deleted=(), created=[route("b", "10.244.2.0/24")])
+    assert listing.owned == 8
+    await listing.get(fresh=True)
+    listing.remember(deleted=(), created=[route("c", "10.244.3.0/24")])
+    assert listing.owned == 2  # counted when asked: the listed route and the one we made
+    listing.counted(7)
+    assert listing.owned == 2

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
+
 from routectl.model import Route
 from routectl.plan.reconcile import RouteCreate
 from routectl.sync.apply import Applied
@@ -49,3 +53,19 @@ def test_a_delete_still_listed_is_a_miss() -> None:
     assert (miss.operation, miss.times) == ("delete", 1)
     assert checks.doubted_creates() == frozenset()  # a delete never holds a Node back
     assert checks.confirm([], exists=lambda _: True) == []
+
+
+class Unread(list[Route]):
+    """A listing that must not be read."""
+
+    def __iter__(self) -> Iterator[Route]:
+        raise AssertionError("the listing was read")
+
+
+def test_with_nothing_to_check_the_listing_is_not_read() -> None:
+    """At start nothing was written: a fresh listing of any size costs the check nothing."""
+    checks = WriteChecks()
+    assert checks.confirm(Unread([ROUTE]), exists=lambda _: True) == []
+    checks.acknowledged(created(), cap=120.0)
+    with pytest.raises(AssertionError, match="the listing was read"):
+        checks.confirm(Unread([ROUTE]), exists=lambda _: True)
