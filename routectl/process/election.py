@@ -95,6 +95,8 @@ class LeaderElector:
         self._observed_at = 0.0
         self._lease: dict[str, Any] | None = None
         self._last_complaint: tuple[str, ...] = ()
+        self._taken_by = ""
+        """Another holder found on the Lease while this replica led (said once)."""
 
     @property
     def _lease_name(self) -> str:
@@ -128,9 +130,10 @@ class LeaderElector:
             elif self._loop_time() >= deadline:
                 self.is_leader = False
                 self.fence.revoke()
+                held = f" (it is held by {self._taken_by})" if self._taken_by else ""
                 raise LeadershipLostError(
                     f"failed to renew lease {self.settings.namespace}/{self.settings.name} "
-                    f"within {self.settings.renew_deadline:g}s"
+                    f"within {self.settings.renew_deadline:g}s{held}"
                 )
 
     async def release(self) -> None:
@@ -200,6 +203,9 @@ class LeaderElector:
         if isinstance(exc, KubeError):
             kind: tuple[str, ...] = ("kube", str(exc.status), exc.reason)
             text = str(exc) or type(exc).__name__
+        elif budget < MIN_ATTEMPT and self._taken_by:
+            kind = ("taken", self._taken_by)
+            text = f"the renew deadline has passed; the Lease is held by {self._taken_by}"
         elif budget < MIN_ATTEMPT:
             kind = ("late",)
             text = (
@@ -237,6 +243,8 @@ class LeaderElector:
         holder = spec.get("holderIdentity") or ""
         valid = self._observed_at + float(spec.get("leaseDurationSeconds") or 0) > self._loop_time()
         if holder and holder != s.identity and valid:
+            if self.is_leader:
+                self._taken(holder)
             return False
         if not self.is_leader:
             self.quiet_since = self._predecessor_gone(holder, spec)
@@ -304,6 +312,23 @@ class LeaderElector:
         if holder == self.settings.identity:
             gone = max(gone, self._loop_time())
         return gone
+
+    def _taken(self, holder: str) -> None:
+        """The leader found the Lease held by ``holder``: say so, once per holder."""
+        if holder == self._taken_by:
+            return
+        self._taken_by = holder
+        logger.warning(
+            "Lease %s/%s is held by %s, not by this leader (%s): another controller took it "
+            "(a second deployment with the same Lease name, or the Lease was edited); this "
+            "leader exits when its renew deadline passes (%gs after its last renewal)",
+            self.settings.namespace,
+            self.settings.name,
+            holder,
+            self.settings.identity,
+            self.settings.renew_deadline,
+            extra={"lease": self._lease_name},
+        )
 
     def _note(self, spec: dict[str, Any]) -> None:
         """Remember when the record last changed, by our own clock (client-go's rule)."""

@@ -6,7 +6,8 @@ Promises:
   says when to list again to check them: :data:`VERIFY_AFTER` seconds, doubled for each
   time in a row a write of them was found missing, never more than the cap it is given;
 * :meth:`WriteChecks.confirm` takes a fresh listing and returns each remembered write it
-  does not show (a create not listed, a delete still listed), with how many times in a row;
+  does not show (a create not listed, a delete still listed; a destination deleted and
+  created again is checked for the create), with how many times in a row;
   such a write is *in doubt* until a listing shows it (or, for a create, its Node is gone);
 * :meth:`WriteChecks.doubted_creates` names the creates in doubt: acknowledged again, they
   do not make their Node routed (:mod:`routectl.sync.condition_stream`).
@@ -53,10 +54,12 @@ class WriteChecks:
     def acknowledged(self, applied: Applied, *, cap: float) -> float | None:
         """Remember ``applied``'s writes; the seconds until the listing that checks them
         (None: nothing was written)."""
-        for c in applied.created:
-            self._unconfirmed[_key(c.route)] = "create"
+        # A destination deleted and created again (a blackhole or a stale route repaired
+        # under the same Node) is checked for what the sync left there: the create.
         for route in applied.deleted:
             self._unconfirmed[_key(route)] = "delete"
+        for c in applied.created:
+            self._unconfirmed[_key(c.route)] = "create"
         if not applied.changed:
             return None
         misses = max(

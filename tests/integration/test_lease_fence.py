@@ -98,3 +98,35 @@ async def test_a_new_leader_learns_when_its_predecessor_can_last_have_spent(
             assert released < loop.time() - 0.5 <= c.quiet_since <= loop.time()
         finally:
             await kube.aclose()
+
+
+async def test_a_leader_whose_lease_another_took_says_who_holds_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The Lease edited to another holder: one WARNING names the holder, and the loss at
+    the renew deadline says it too, not that the process was paused."""
+    async with FakeApiServer() as server:
+        server.kubeconfig(tmp_path / "kubeconfig")
+        kube = await KubeClient.connect(kubeconfig=str(tmp_path / "kubeconfig"))
+        elector = LeaderElector(
+            kube=kube,
+            settings=ElectionSettings(namespace="kube-system", name="routectl", identity="a"),
+            rng=random.Random(1),
+            wall_clock=EPOCH_CLOCK,
+            fence=Fence(open_=False),
+        )
+        try:
+            await elector.acquire()
+            holding = asyncio.create_task(elector.hold())
+            await asyncio.sleep(5)
+            lease = await kube.get_lease("kube-system", "routectl")
+            assert lease is not None
+            spec = lease["spec"] | {"holderIdentity": "thief", "leaseDurationSeconds": 60}
+            await kube.replace_lease("kube-system", lease | {"spec": spec})
+            with pytest.raises(LeadershipLostError, match="held by thief"):
+                await holding
+        finally:
+            await kube.aclose()
+    said = [r.getMessage() for r in caplog.records if "is held by thief" in r.getMessage()]
+    assert len(said) == 1, said
+    assert not [r for r in caplog.records if "paused or starved" in r.getMessage()]

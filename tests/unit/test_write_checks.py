@@ -55,6 +55,20 @@ def test_a_delete_still_listed_is_a_miss() -> None:
     assert checks.confirm([], exists=lambda _: True) == []
 
 
+def test_a_route_repaired_in_place_is_checked_for_its_create_not_its_delete() -> None:
+    """A blackhole deleted and made again for the same Node: the listing that shows the new
+    route confirms the sync, and says nothing of the delete."""
+    checks = WriteChecks()
+    hole = Route(target_node="n1", destination_cidr="10.244.1.0/24", blackhole=True)
+    repaired = Applied(deleted=[hole], created=[RouteCreate(route=ROUTE, name_hint="u")])
+    checks.acknowledged(repaired, cap=120.0)
+    made = Route(target_node="n1", destination_cidr="10.244.1.0/24")
+    assert checks.confirm([made], exists=lambda _: True) == []
+    checks.acknowledged(repaired, cap=120.0)
+    (miss,) = checks.confirm([hole], exists=lambda _: True)
+    assert miss.operation == "create", "still the blackhole: the create is missing"
+
+
 class Unread(list[Route]):
     """A listing that must not be read."""
 
