@@ -141,20 +141,7 @@ async def test_a_node_never_seen_readable_keeps_its_route_and_a_warning_says_why
     bench.apiserver.create_node(node("n1", CIDR))
     impossible = node("u") | {"spec": None}
     impossible["metadata"] = {"name": "u", "uid": "uid-u", "resourceVersion": "1"}
-    listed = {
-        "kind": "NodeList",
-        "apiVersion": "v1",
-        "metadata": {"resourceVersion": str(bench.apiserver.resource_version)},
-        "items": [*bench.apiserver.list_nodes(), impossible],
-    }
-    bench.apiserver.fail_next(
-        method="GET",
-        path_regex="/api/v1/nodes$",
-        status=200,
-        body=json.dumps(listed).encode(),
-        content_type="application/json",
-        watch=False,
-    )
+    bench.apiserver.list_nodes_next_with(impossible)
     a = await bench.start(bench.args("--leader-elect=false", "--route-resync-period=1s"))
     await until(lambda: ("n1", CIDR) in bench.routes(), within=60)
     lists = sum(1 for r in bench.cloud.requests if r.operation == "list")

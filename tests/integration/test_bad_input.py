@@ -661,21 +661,7 @@ async def test_a_node_never_seen_readable_keeps_its_route_and_is_told_once(
     cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
     impossible = node_object("u") | {"spec": None}
     impossible["metadata"] = impossible["metadata"] | {"uid": "uid-u", "resourceVersion": "1"}
-    listed = cluster.server.list_nodes()
-    body = {
-        "kind": "NodeList",
-        "apiVersion": "v1",
-        "metadata": {"resourceVersion": str(cluster.server.resource_version)},
-        "items": [*listed, impossible],
-    }
-    cluster.server.fail_next(
-        method="GET",
-        path_regex="/api/v1/nodes$",
-        status=200,
-        body=json.dumps(body).encode(),
-        content_type="application/json",
-        watch=False,
-    )
+    cluster.server.list_nodes_next_with(impossible)
     running = await cluster.start(route_resync_period=30.0)
     await eventually(lambda: ("n1", "10.244.1.0/24") in cluster.routes())
     await asyncio.sleep(10 * 30)  # ten periodic syncs, each on a fresh listing

@@ -42,20 +42,7 @@ async def test_plan_names_a_node_it_cannot_read_as_unknown(cluster: Cluster, cap
     routes would be left alone) and plans the others."""
     cluster.server.create_node(node_object("n1", "10.244.1.0/24"))
     impossible = node_object("u") | {"spec": None}
-    body = {
-        "kind": "NodeList",
-        "apiVersion": "v1",
-        "metadata": {"resourceVersion": str(cluster.server.resource_version)},
-        "items": [*cluster.server.list_nodes(), impossible],
-    }
-    cluster.server.fail_next(
-        method="GET",
-        path_regex="/api/v1/nodes$",
-        status=200,
-        body=json.dumps(body).encode(),
-        content_type="application/json",
-        watch=False,
-    )
+    cluster.server.list_nodes_next_with(impossible)
     code = await plan_once(settings(kubeconfig=str(cluster.kubeconfig)), output="json")
     assert code == 0
     printed = json.loads(capsys.readouterr().out)

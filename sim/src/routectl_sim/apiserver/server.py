@@ -418,6 +418,25 @@ class FakeApiServer:
             content_type=content_type,
         )
 
+    def list_nodes_next_with(self, *extra: JsonObj) -> None:
+        """Answer the next (non-watch) Node list with every stored Node and ``extra`` after
+        them: objects a real server can hold but this one refuses to store (``spec: null``
+        written before validation, say), to see a client read them."""
+        body = {
+            "kind": "NodeList",
+            "apiVersion": "v1",
+            "metadata": {"resourceVersion": str(self.resource_version)},
+            "items": [*self.list_nodes(), *extra],
+        }
+        self.fail_next(
+            method="GET",
+            path_regex="/api/v1/nodes$",
+            status=200,
+            body=json.dumps(body).encode(),
+            content_type="application/json",
+            watch=False,
+        )
+
     def forbid(self, *, verb: str, resource: str) -> None:
         """Deny ``verb`` (or ``*``) on ``resource`` (``nodes``, ``nodes/status`` …) with 403."""
         self._auth.denied.add((verb, resource))
