@@ -70,6 +70,9 @@ class ListingCache:
         self._early: asyncio.Task[Collection[Route]] | None = None
         self._early_at = 0.0
         self._owned: int | None = 0
+        self.version = 0
+        """Goes up whenever the cached routes change (a fresh listing unlike them, routectl's
+        own writes, invalidation): equal versions, the same routes."""
 
     def prefetch(self) -> None:
         """Start listing now, for the next :meth:`get` (no-op if one is under way, or with
@@ -97,6 +100,7 @@ class ListingCache:
             if self._synthetic or routes != self._routes:
                 self._routes, self._index = routes, RouteIndex(routes)
                 self._synthetic.clear()
+                self.version += 1
                 self._owned = None  # counted when asked, or by the full plan on these routes
             # else: the same routes as the cached ones (none of ours in doubt): their index
             # and count stand (a cluster at rest relisted every period costs a comparison)
@@ -120,6 +124,7 @@ class ListingCache:
     def invalidate(self) -> None:
         """Forget the cached routes: the next :meth:`get` lists afresh."""
         self._routes = None
+        self.version += 1
 
     def cancel(self) -> None:
         """Drop a prefetch under way (the leader stops)."""
@@ -135,6 +140,7 @@ class ListingCache:
         """Apply our own successful writes to the cached listing."""
         if self._routes is None:
             return
+        before = self.version
         gone = {id(route) for route in deleted}
         if gone:
             kept = [r for r in self._routes if id(r) not in gone]
@@ -144,6 +150,7 @@ class ListingCache:
                     if self._owned is not None:
                         self._owned -= self._owns(route)
             self._routes = kept
+            self.version = before + 1
         for made in created:
             # Marked as carrying node addresses: should a later plan want to replace it,
             # the sync lists afresh first (it is synthetic), so the cloud's view decides.
@@ -151,6 +158,7 @@ class ListingCache:
             self._routes.append(route)
             self._index.add(route)
             self._synthetic.add(route)
+            self.version = before + 1
             if self._owned is not None:
                 self._owned += self._owns(route)
 

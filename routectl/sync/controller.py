@@ -81,24 +81,27 @@ IPAM_WAKE = "ipam-wake"
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class AtRest:
-    """What a full sync that found nothing to do saw: the routes listed, and the Nodes (by
-    the store's version). A sync that sees the same, with no change waiting, would plan the
-    same nothing, so it plans nothing: in periodic mode a cluster at rest costs a ListRoutes
-    and a comparison every period, not a plan of every Node."""
+    """What a full sync that found nothing to do saw: the routes (by the listing cache's
+    version) and the Nodes (by the store's). A sync that sees the same, with no change
+    waiting, would plan the same nothing, so it plans nothing: in periodic mode a cluster at
+    rest costs a ListRoutes and the cache's comparison every period, not a plan of every
+    Node."""
 
-    routes: tuple[Route, ...]
+    routes_version: int
     nodes_version: int
 
-    def holds(self, listing: Listing, dirty: Dirty, nodes_version: int) -> bool:
-        """True if ``listing`` (fresh) and the Nodes are as they were, and nothing waits."""
+    def holds(
+        self, listing: Listing, dirty: Dirty, *, routes_version: int, nodes_version: int
+    ) -> bool:
+        """True if ``listing`` is fresh, the routes and the Nodes are as they were, and no
+        change waits."""
         return (
             listing.fresh
             and not listing.stale
             and not dirty.names
             and not dirty.cidrs
+            and routes_version == self.routes_version
             and nodes_version == self.nodes_version
-            and len(listing.routes) == len(self.routes)
-            and tuple(listing.routes) == self.routes
         )
 
 
@@ -185,7 +188,9 @@ class Controller:
             raise
         if listing.fresh:
             self._confirm(listing.routes)
-        if self._rest is not None and self._rest.holds(listing, dirty, self.store.version):
+        if self._rest is not None and self._rest.holds(
+            listing, dirty, routes_version=self.listing.version, nodes_version=self.store.version
+        ):
             self.skipped += 1
             logger.debug(
                 "Sync: the %d routes listed and the %d Nodes are as the last sync left them, "
@@ -254,10 +259,10 @@ class Controller:
             )
         quiet = not (applied.changed or conditions or verdict.tripped or work.plan.problems)
         if quiet and work.full and listing.fresh and not listing.stale:
-            self._rest = self._at_rest(listing, work.plan)
+            self._rest = self._at_rest(work.plan)
         return applied.changed
 
-    def _at_rest(self, listing: Listing, result: Plan) -> AtRest | None:
+    def _at_rest(self, result: Plan) -> AtRest | None:
         """What a full sync on a fresh listing that found nothing to do saw, so that the
         next one can tell nothing changed: None when something may still change without a
         Node or a route changing (node IPAM, unknown Nodes, writes in doubt)."""
@@ -269,7 +274,7 @@ class Controller:
             or self.changes.needs_full
         ):
             return None
-        return AtRest(routes=tuple(listing.routes), nodes_version=self.store.version)
+        return AtRest(routes_version=self.listing.version, nodes_version=self.store.version)
 
     async def _allocate(self, listing: Listing, dirty: Dirty) -> tuple[Dirty, list[RoutectlError]]:
         """Node IPAM's step: pod CIDRs for the Nodes without them, planned in this sync."""

@@ -153,16 +153,21 @@ async def test_an_unchanged_listing_keeps_its_index_a_changed_one_gets_a_new_one
     cloud.add_route("c", route("x", "192.168.0.0/24"))  # not the cluster's
     listing = cache(cloud)
     first = await listing.get(fresh=True)
+    version = listing.version
     again = await listing.get(fresh=True)
     assert again.fresh
     assert again.index is first.index
+    assert listing.version == version, "the same routes: the same version"
     assert [r.destination_cidr for r in again.routes] == ["10.244.1.0/24", "192.168.0.0/24"]
     assert listing.owned == 1
     cloud.add_route("c", route("b", "10.244.2.0/24"))
     changed = await listing.get(fresh=True)
     assert changed.index is not first.index
+    assert listing.version > version
+    version = listing.version
     assert listing.owned == 2
     listing.remember(deleted=(), created=[route("d", "10.244.4.0/24")])  # not listed yet
+    assert listing.version > version, "our own write changes the cached routes"
     cloud.add_route("c", route("d", "10.244.4.0/24"))
     relisted = await listing.get(fresh=True)
     assert relisted.index is not changed.index, "our own route is taken as the cloud lists it"
