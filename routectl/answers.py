@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from routectl.cidr import parse_cidr
 from routectl.errors import MalformedAnswerError
 
 _KINDS = {
@@ -90,6 +91,19 @@ class Answer:
         if not isinstance(self.value, str):
             raise self._wrong("a string")
         return self.value
+
+    def cidr(self) -> str:
+        """This value as a string that reads as a CIDR (as Kubernetes reads one), as given."""
+        text = self.text()
+        try:
+            parse_cidr(text)
+        except ValueError:
+            raise MalformedAnswerError(
+                f"{self.what}: malformed answer: {self.path or 'the answer'} is "
+                f"{self.value!r:.60}, expected a CIDR",
+                field=self.path,
+            ) from None
+        return text
 
     def integer(self, *, default: int | None = None) -> int:
         """This value as an integer (a JSON number without fraction, not a boolean)."""

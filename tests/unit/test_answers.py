@@ -71,3 +71,17 @@ def test_a_value_of_the_wrong_shape_is_one_error_naming_it(read, path: str, said
 def test_a_top_level_value_of_the_wrong_shape_says_the_answer() -> None:
     with pytest.raises(MalformedAnswerError, match="the answer is a string"):
         Answer("<html>", what="Cloud GET /x").field("routes")
+
+
+def test_a_cidr_is_read_as_given_and_anything_else_is_named() -> None:
+    routes = answer().field("network").field("routes")
+    assert routes.items()[0].field("destination").cidr() == "10.244.1.0/24"
+    with pytest.raises(MalformedAnswerError) as wrong:
+        routes.items()[0].field("gateway").cidr()
+    assert str(wrong.value) == (
+        "Cloud GET /networks/7: malformed answer: network.routes[0].gateway is '10.0.1.1', "
+        "expected a CIDR"
+    )
+    assert wrong.value.field == "network.routes[0].gateway"
+    with pytest.raises(MalformedAnswerError, match="id is a number 7, expected a string"):
+        answer().field("network").field("id").cidr()

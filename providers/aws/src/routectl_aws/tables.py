@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from routectl.answers import Answer
-from routectl.cidr import canonical, parse_cidr
+from routectl.cidr import canonical
 from routectl.errors import MalformedAnswerError
 from routectl_aws.ec2 import cause_code
 
@@ -141,14 +141,7 @@ def check_tables(raw: Sequence[RouteTableTypeDef]) -> Sequence[RouteTableTypeDef
                     "IPv6 or prefix-list destination either)",
                     field=v4.path,
                 )
-            try:
-                parse_cidr(destination.text())
-            except ValueError:
-                raise MalformedAnswerError(
-                    f"EC2 DescribeRouteTables: malformed answer: {destination.path} is "
-                    f"{destination.value!r:.60}, expected a CIDR",
-                    field=destination.path,
-                ) from None
+            destination.cidr()
             route.field("InstanceId").text(default="")
             route.field("State").text(default="")
     return raw

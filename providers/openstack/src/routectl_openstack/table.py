@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from routectl.answers import Answer
-from routectl.cidr import canonical, parse_cidr
+from routectl.cidr import canonical
 from routectl.errors import (
     MalformedAnswerError,
     ProviderError,
@@ -61,16 +61,8 @@ def checked_hops(raw: object, *, what: str = "OpenStack show router") -> list[Ho
         )
     found: list[Hop] = []
     for route in routes.items():
-        destination = route.field("destination")
-        try:
-            parse_cidr(destination.text())
-        except ValueError:
-            raise MalformedAnswerError(
-                f"{what}: malformed answer: {destination.path} is "
-                f"{destination.value!r:.60}, expected a CIDR",
-                field=destination.path,
-            ) from None
-        found.append(Hop(destination.text(), route.field("nexthop").text()))
+        destination = route.field("destination").cidr()
+        found.append(Hop(destination, route.field("nexthop").text()))
     return found
 
 
